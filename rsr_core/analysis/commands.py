@@ -1,0 +1,60 @@
+"""Command extraction and normalisation, exactly as DESIGN.md defines "commands of a trajectory".
+
+Shared by ingest (commands are stored normalised) and analysis (which never re-parses JSON).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+TMUX_KEY_NAMES = frozenset(
+    {"C-c", "C-d", "C-z", "Escape", "Enter", "Tab", "Up", "Down", "Left", "Right", "BSpace", "q"}
+)
+_INNER_WS = re.compile(r"(?<=\S)\s+(?=\S)")
+_LEADING_WS = re.compile(r"^\s*")
+
+
+def normalise_segment(segment: str) -> str | None:
+    """One keystroke line -> a command, or None when the line is not a command.
+
+    Trailing whitespace is removed and inner runs of whitespace become one space; empty lines and
+    lines that are only a tmux key name are dropped.
+    """
+    text = segment.rstrip()
+    if not text or text.strip() in TMUX_KEY_NAMES:
+        return None
+    lead = _LEADING_WS.match(text).group(0)
+    return lead + _INNER_WS.sub(" ", text[len(lead) :])
+
+
+def split_commands(keystrokes: str) -> list[str]:
+    """All commands in one keystroke batch, in order."""
+    out = []
+    for segment in keystrokes.split("\n"):
+        cmd = normalise_segment(segment)
+        if cmd is not None:
+            out.append(cmd)
+    return out
+
+
+def keystrokes_of_call(arguments: Mapping[str, Any] | Any) -> str | None:
+    """The keystroke text of one tool call: Terminus `keystrokes`, else `command`, else `cmd`."""
+    if not isinstance(arguments, Mapping):
+        return None
+    for key in ("keystrokes", "command", "cmd"):
+        value = arguments.get(key)
+        if isinstance(value, str):
+            return value
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            return " ".join(value)
+    return None
+
+
+def commands_of(keystroke_batches: Iterable[str]) -> list[str]:
+    """Commands of a trajectory given its agent keystroke batches in order."""
+    out: list[str] = []
+    for keys in keystroke_batches:
+        out.extend(split_commands(keys))
+    return out

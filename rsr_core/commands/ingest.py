@@ -1,0 +1,49 @@
+"""`rsr ingest`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from rsr_core.commands.common import add_db, add_json, emit, open_store
+from rsr_core.ingest.runner import ingest_paths
+from rsr_core.models import KINDS
+from rsr_core.settings import Settings
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the command."""
+    p = sub.add_parser(
+        "ingest",
+        help="store trajectories and tasks from files and directories",
+        description="Ingest ATIF trajectory.json files, harbor job/trial/task dirs and Terminal-Bench 1 "
+        "run/task dirs (walked recursively). A file is stored whole or not at all; ingesting twice adds nothing.",
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH", help="files or directories to ingest")
+    add_db(p)
+    p.add_argument(
+        "--harness", help="harness of these runs (default: extra.rsr.harness, else the agent name)"
+    )
+    p.add_argument(
+        "--kind", choices=KINDS, help="kind of these runs (default: extra.rsr.kind, else discovery)"
+    )
+    p.add_argument("--workers", type=int, default=None, help="parser processes (default: up to 4)")
+    add_json(p)
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    """Ingest and report."""
+    store = open_store(args, settings)
+    report = ingest_paths(store, args.paths, harness=args.harness, kind=args.kind, workers=args.workers)
+    payload = report.model_dump()
+    if args.json:
+        emit(args, payload)
+    else:
+        for err in report.errors:
+            print(f"error: {err.path}: {err.error}", file=sys.stderr)
+        print(
+            f"{report.files} files: {report.trajectories_added} trajectories added, "
+            f"{report.duplicates} duplicates, {report.tasks_added} tasks added, {len(report.errors)} errors"
+        )
+    return 1 if report.errors else 0

@@ -1,0 +1,183 @@
+"""`rsr ingest`: detect, parse (in worker processes when there is a lot), deduplicate, bulk-write."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from rsr_core.ingest.atif import is_atif, parse_atif
+from rsr_core.ingest.detect import EXPECTED, Unit, detect_units
+from rsr_core.ingest.harbor import read_trial
+from rsr_core.ingest.reading import FormatError, parse_json_bytes, sha256
+from rsr_core.ingest.tasks import content_hash, read_harbor_task, read_tb1_task
+from rsr_core.ingest.tb1 import read_tb1_trial
+from rsr_core.models import IngestError, IngestReport, Task, Trajectory
+from rsr_core.store.store import Store
+
+BATCH_STEPS = 50_000
+BATCH_FILES = 500
+PARALLEL_MIN_UNITS = 64
+
+
+@dataclass
+class Parsed:
+    """What one unit became: a trajectory, a task, or an error."""
+
+    unit: Unit
+    trajectory: Trajectory | None = None
+    task: Task | None = None
+    task_hash: str | None = None
+    error: str | None = None
+
+
+def read_atif_file(path: Path, harness: str | None, kind: str | None) -> Trajectory:
+    """A bare ATIF trajectory file (provenance from `extra.rsr`)."""
+    data = path.read_bytes()
+    obj = parse_json_bytes(data, "ATIF JSON")
+    if not is_atif(obj):
+        if isinstance(obj, dict) and "schema_version" in obj:
+            parse_atif(obj)  # raises the precise schema_version error
+        shape = type(obj).__name__ if not isinstance(obj, dict) else "an object without schema_version"
+        raise FormatError(f"root: got {shape}; {EXPECTED}")
+    traj, rsr = parse_atif(obj)
+    if harness:
+        traj.harness = harness
+    if kind:
+        traj.kind = kind
+    traj.content_hash = sha256(data)
+    return traj
+
+
+def parse_unit(unit: Unit, harness: str | None = None, kind: str | None = None) -> Parsed:
+    """Parse one unit; never raises for bad input (the error is returned)."""
+    if unit.kind == "error":
+        return Parsed(unit, error=unit.error)
+    try:
+        if unit.kind in ("harbor_task", "tb1_task"):
+            task = read_harbor_task(unit.path) if unit.kind == "harbor_task" else read_tb1_task(unit.path)
+            return Parsed(unit, task=task, task_hash=content_hash(unit.path))
+        if unit.kind == "harbor_trial":
+            traj = read_trial(unit.path, harness, kind)
+        elif unit.kind == "tb1_trial":
+            traj = read_tb1_trial(unit.path, harness, kind)
+        else:
+            traj = read_atif_file(unit.path, harness, kind)
+        traj.origin = str(unit.path)
+        return Parsed(unit, trajectory=traj)
+    except FormatError as exc:
+        return Parsed(unit, error=str(exc))
+    except OSError as exc:
+        return Parsed(unit, error=f"cannot read: {exc.strerror or exc}")
+    except RecursionError:
+        return Parsed(unit, error="JSON nested too deeply")
+
+
+def _parse_all(units: list[Unit], harness: str | None, kind: str | None, workers: int) -> Iterator[Parsed]:
+    if workers <= 1 or len(units) < PARALLEL_MIN_UNITS:
+        for unit in units:
+            yield parse_unit(unit, harness, kind)
+        return
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        yield from pool.map(parse_unit, units, [harness] * len(units), [kind] * len(units), chunksize=16)
+
+
+class Ingestor:
+    """Stores parsed units: whole files only, duplicates skipped, trajectories written in bulk batches."""
+
+    def __init__(self, store: Store, on_progress: Callable[[int, int], None] | None = None):
+        self.store = store
+        self.report = IngestReport()
+        self._pending: list[Parsed] = []
+        self._pending_steps = 0
+        self._seen: dict[str, str] = {}
+        self._on_progress = on_progress
+
+    def run(
+        self,
+        paths: list[Path],
+        harness: str | None = None,
+        kind: str | None = None,
+        workers: int | None = None,
+    ) -> IngestReport:
+        """Ingest every unit under `paths`."""
+        units = detect_units(paths)
+        workers = workers if workers is not None else min(4, os.cpu_count() or 1)
+        for done, parsed in enumerate(_parse_all(units, harness, kind, workers), 1):
+            self.report.files += 1
+            if parsed.error is not None:
+                self._fail(parsed.unit.path, parsed.error)
+            elif parsed.task is not None:
+                self._store_task(parsed)
+            else:
+                self._queue(parsed)
+            if self._on_progress:
+                self._on_progress(done, len(units))
+        self._flush()
+        return self.report
+
+    def _fail(self, path: Path, error: str) -> None:
+        self.report.errors.append(IngestError(path=str(path), error=error))
+
+    def _store_task(self, parsed: Parsed) -> None:
+        known = self.store.known_task_ids([parsed.task.task_id])
+        status = self.store.write_task(parsed.task, parsed.task_hash)
+        if status == "added" and not known:
+            self.report.tasks_added += 1
+
+    def _queue(self, parsed: Parsed) -> None:
+        self._pending.append(parsed)
+        self._pending_steps += len(parsed.trajectory.steps)
+        if self._pending_steps >= BATCH_STEPS or len(self._pending) >= BATCH_FILES:
+            self._flush()
+
+    def _flush(self) -> None:
+        batch, self._pending, self._pending_steps = self._pending, [], 0
+        if not batch:
+            return
+        existing = self.store.existing_hashes(
+            [p.trajectory.trajectory_id for p in batch] + [_alt_id(p.trajectory) for p in batch]
+        )
+        known = {**existing, **self._seen}
+        fresh: list[Parsed] = []
+        for parsed in batch:
+            traj = parsed.trajectory
+            if (
+                known.get(traj.trajectory_id) == traj.content_hash
+                or known.get(_alt_id(traj)) == traj.content_hash
+            ):
+                self.report.duplicates += 1
+                continue
+            if traj.trajectory_id in known:
+                traj.trajectory_id = _alt_id(traj)  # same id, other content: keep both
+            self._seen[traj.trajectory_id] = known[traj.trajectory_id] = traj.content_hash
+            fresh.append(parsed)
+        try:
+            self.report.tasks_added += self.store.write_trajectories([p.trajectory for p in fresh])
+            self.report.trajectories_added += len(fresh)
+        except Exception:
+            # Find the file the batch cannot take; every other file is stored on its own.
+            for parsed in fresh:
+                try:
+                    self.report.tasks_added += self.store.write_trajectories([parsed.trajectory])
+                    self.report.trajectories_added += 1
+                except Exception as exc:  # noqa: BLE001 - reported per file, nothing of it stored
+                    self._seen.pop(parsed.trajectory.trajectory_id, None)
+                    self._fail(parsed.unit.path, f"could not be stored: {exc}")
+
+
+def _alt_id(traj: Trajectory) -> str:
+    return f"{traj.trajectory_id}~{traj.content_hash[:10]}"
+
+
+def ingest_paths(
+    store: Store,
+    paths: list[str | Path],
+    harness: str | None = None,
+    kind: str | None = None,
+    workers: int | None = None,
+) -> IngestReport:
+    """Ingest files and directories into the store; see `Ingestor`."""
+    return Ingestor(store).run([Path(p) for p in paths], harness, kind, workers)

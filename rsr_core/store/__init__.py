@@ -1,0 +1,6 @@
+"""DuckDB storage: schema, migrations, bulk writes and queries."""
+
+from rsr_core.store.queries import TrajectoryFilter
+from rsr_core.store.store import Store, StoreBusyError, StoreVersionError, connect
+
+__all__ = ["Store", "StoreBusyError", "StoreVersionError", "TrajectoryFilter", "connect"]

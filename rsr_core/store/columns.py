@@ -1,0 +1,229 @@
+"""Models -> Arrow tables for bulk inserts (column lists, never row-by-row SQL)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pyarrow as pa
+
+from rsr_core.analysis.commands import split_commands
+from rsr_core.models import SCHEMA_VERSION, Task, Trajectory
+
+# Words of messages, observations and commands, lower-cased, one row per (term, trajectory).
+SEARCH_TERMS_SQL = r"""
+INSERT INTO search_terms
+SELECT DISTINCT term, trajectory_id FROM (
+    SELECT trajectory_id,
+           unnest(regexp_split_to_array(lower(coalesce(message, '') || ' ' || coalesce(observation, '')),
+                                        '[^a-z0-9_.\-/]+')) AS term
+    FROM steps WHERE trajectory_id IN (SELECT trajectory_id FROM {ids})
+    UNION ALL
+    SELECT trajectory_id, unnest(regexp_split_to_array(lower(command), '[^a-z0-9_.\-/]+')) AS term
+    FROM commands WHERE trajectory_id IN (SELECT trajectory_id FROM {ids})
+) WHERE length(term) BETWEEN 2 AND 64
+"""
+
+
+def _json(value: Any) -> str | None:
+    if not value:
+        return None
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def trajectory_tables(trajectories: list[Trajectory]) -> dict[str, pa.Table]:
+    """Arrow tables for the trajectories, steps, actions and commands rows of these trajectories."""
+    traj_cols: dict[str, list] = {k: [] for k in TRAJECTORY_COLUMNS}
+    step_cols: dict[str, list] = {k: [] for k in STEP_COLUMNS}
+    act_cols: dict[str, list] = {
+        k: []
+        for k in ("trajectory_id", "step_index", "action_index", "function_name", "keystrokes", "duration")
+    }
+    cmd_cols: dict[str, list] = {
+        k: [] for k in ("trajectory_id", "seq", "step_index", "action_index", "command")
+    }
+    for traj in trajectories:
+        tid = traj.trajectory_id
+        seq = 0
+        for step in traj.steps:
+            for name in STEP_FIELDS:
+                step_cols[name].append(getattr(step, name))
+            step_cols["trajectory_id"].append(tid)
+            step_cols["step_index"].append(step.index)
+            step_cols["extra"].append(_json(step.extra))
+            if step.source != "agent":
+                continue
+            for a_idx, cmd in enumerate(step.commands):
+                act_cols["trajectory_id"].append(tid)
+                act_cols["step_index"].append(step.index)
+                act_cols["action_index"].append(a_idx)
+                act_cols["function_name"].append(cmd.function_name)
+                act_cols["keystrokes"].append(cmd.keystrokes)
+                act_cols["duration"].append(cmd.duration)
+                for text in split_commands(cmd.keystrokes):
+                    cmd_cols["trajectory_id"].append(tid)
+                    cmd_cols["seq"].append(seq)
+                    cmd_cols["step_index"].append(step.index)
+                    cmd_cols["action_index"].append(a_idx)
+                    cmd_cols["command"].append(text)
+                    seq += 1
+        for name in TRAJECTORY_FIELDS:
+            traj_cols[name].append(getattr(traj, name))
+        traj_cols["n_steps"].append(len(traj.steps))
+        traj_cols["n_commands"].append(seq)
+        traj_cols["extra"].append(_json(traj.extra))
+        traj_cols["schema_version"].append(SCHEMA_VERSION)
+    return {
+        "trajectories": pa.table(traj_cols, schema=TRAJECTORY_SCHEMA),
+        "steps": pa.table(step_cols, schema=STEP_SCHEMA),
+        "actions": pa.table(act_cols, schema=ACTION_SCHEMA),
+        "commands": pa.table(cmd_cols, schema=COMMAND_SCHEMA),
+    }
+
+
+def task_table(tasks: list[Task], content_hash: str | None = None) -> pa.Table:
+    """Arrow rows for the tasks table."""
+    cols: dict[str, list] = {k: [] for k in TASK_SCHEMA.names}
+    for task in tasks:
+        for name in TASK_SCHEMA.names:
+            if name == "content_hash":
+                cols[name].append(content_hash)
+            else:
+                cols[name].append(getattr(task, name))
+    return pa.table(cols, schema=TASK_SCHEMA)
+
+
+def task_files_table(task: Task) -> pa.Table:
+    """Arrow rows for the hidden / environment files of one task."""
+    return pa.table(
+        {
+            "task_id": [task.task_id] * len(task.files),
+            "role": [f.role for f in task.files],
+            "path": [f.path for f in task.files],
+            "content": [f.content for f in task.files],
+        },
+        schema=pa.schema(
+            [
+                ("task_id", pa.string()),
+                ("role", pa.string()),
+                ("path", pa.string()),
+                ("content", pa.large_string()),
+            ]
+        ),
+    )
+
+
+TRAJECTORY_FIELDS = (
+    "trajectory_id",
+    "session_id",
+    "task_id",
+    "kind",
+    "harness",
+    "agent_name",
+    "agent_version",
+    "model",
+    "reward",
+    "source_trajectory_id",
+    "runbook_id",
+    "job_id",
+    "instruction",
+    "started_at",
+    "finished_at",
+    "exception",
+    "verifier_output",
+    "scripted",
+    "origin",
+    "content_hash",
+)
+TRAJECTORY_COLUMNS = (*TRAJECTORY_FIELDS, "n_steps", "n_commands", "extra", "schema_version")
+_S, _LS = pa.string(), pa.large_string()
+TRAJECTORY_SCHEMA = pa.schema(
+    [
+        (
+            n,
+            pa.float64()
+            if n == "reward"
+            else pa.bool_()
+            if n == "scripted"
+            else _LS
+            if n in ("instruction", "verifier_output", "exception")
+            else _S,
+        )
+        for n in TRAJECTORY_FIELDS
+    ]
+    + [("n_steps", pa.int32()), ("n_commands", pa.int32()), ("extra", _LS), ("schema_version", pa.int32())]
+)
+STEP_FIELDS = (
+    "source",
+    "message",
+    "analysis",
+    "plan",
+    "reasoning",
+    "observation",
+    "task_complete",
+    "harness_control",
+    "private_guidance",
+    "model_name",
+    "timestamp",
+    "prompt_tokens",
+    "completion_tokens",
+    "cost_usd",
+)
+STEP_COLUMNS = ("trajectory_id", "step_index", *STEP_FIELDS, "extra")
+_STEP_TYPES = {
+    "task_complete": pa.bool_(),
+    "harness_control": pa.bool_(),
+    "private_guidance": pa.bool_(),
+    "prompt_tokens": pa.int64(),
+    "completion_tokens": pa.int64(),
+    "cost_usd": pa.float64(),
+    "message": _LS,
+    "observation": _LS,
+    "reasoning": _LS,
+    "analysis": _LS,
+    "plan": _LS,
+}
+STEP_SCHEMA = pa.schema(
+    [("trajectory_id", _S), ("step_index", pa.int32())]
+    + [(n, _STEP_TYPES.get(n, _S)) for n in STEP_FIELDS]
+    + [("extra", _LS)]
+)
+ACTION_SCHEMA = pa.schema(
+    [
+        ("trajectory_id", _S),
+        ("step_index", pa.int32()),
+        ("action_index", pa.int32()),
+        ("function_name", _S),
+        ("keystrokes", _LS),
+        ("duration", pa.float64()),
+    ]
+)
+COMMAND_SCHEMA = pa.schema(
+    [
+        ("trajectory_id", _S),
+        ("seq", pa.int32()),
+        ("step_index", pa.int32()),
+        ("action_index", pa.int32()),
+        ("command", _LS),
+    ]
+)
+TASK_SCHEMA = pa.schema(
+    [
+        ("task_id", _S),
+        ("name", _S),
+        ("instruction", _LS),
+        ("category", _S),
+        ("difficulty", _S),
+        ("tags", pa.list_(_S)),
+        ("source_format", _S),
+        ("path", _S),
+        ("docker_image", _S),
+        ("cpus", pa.float64()),
+        ("memory_mb", pa.int32()),
+        ("allow_internet", pa.bool_()),
+        ("agent_timeout_sec", pa.float64()),
+        ("verifier_timeout_sec", pa.float64()),
+        ("content_hash", _S),
+        ("schema_version", pa.int32()),
+    ]
+)

@@ -1,0 +1,278 @@
+"""Read queries over the store (all SQL of the read side lives here)."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import duckdb
+
+from rsr_core.models import KINDS, Command, Step, Task, TaskFile, Trajectory
+from rsr_core.store.sql import one, scalar
+
+_TERM = re.compile(r"[a-z0-9_.\-/]+")
+
+
+def summary(cur: duckdb.DuckDBPyConnection) -> dict[str, Any]:
+    """`rsr stats summary`: task ids known, trajectories by kind, steps, commands."""
+    by_kind = dict(cur.execute("SELECT kind, count(*) FROM trajectories GROUP BY kind").fetchall())
+    return {
+        "tasks": scalar(cur, "SELECT count(*) FROM tasks"),
+        "trajectories": {k: int(by_kind.get(k, 0)) for k in KINDS},
+        "steps": scalar(cur, "SELECT count(*) FROM steps"),
+        "commands": scalar(cur, "SELECT count(*) FROM commands"),
+    }
+
+
+def coverage(cur: duckdb.DuckDBPyConnection) -> dict[str, Any]:
+    """`rsr stats coverage`: solved = some discovery run of the harness on the task has reward >= 1."""
+    rows = cur.execute(
+        """
+        SELECT harness, task_id, max(coalesce(reward, 0) >= 1.0) AS solved
+        FROM trajectories WHERE kind = 'discovery' AND task_id IS NOT NULL
+        GROUP BY harness, task_id
+        """
+    ).fetchall()
+    attempted: dict[str, set[str]] = {}
+    solved: dict[str, set[str]] = {}
+    for harness, task, ok in rows:
+        attempted.setdefault(harness, set()).add(task)
+        solved.setdefault(harness, set())
+        if ok:
+            solved[harness].add(task)
+    union = set().union(*solved.values()) if solved else set()
+    harnesses = {}
+    for name in sorted(attempted):
+        others = set().union(*(s for h, s in solved.items() if h != name)) if len(solved) > 1 else set()
+        harnesses[name] = {
+            "attempted_tasks": len(attempted[name]),
+            "solved_tasks": len(solved[name]),
+            "unique_solved": len(solved[name] - others),
+        }
+    best = max(sorted(solved), key=lambda h: len(solved[h]), default=None)
+    best_n = len(solved[best]) if best else 0
+    return {
+        "harnesses": harnesses,
+        "union_solved": len(union),
+        "best_single": {"harness": best, "solved_tasks": best_n} if best else None,
+        "gain_over_best": (len(union) / best_n - 1.0) if best_n else None,
+    }
+
+
+def solved_sets(cur: duckdb.DuckDBPyConnection) -> dict[str, set[str]]:
+    """Tasks solved per harness (for overlap charts)."""
+    rows = cur.execute(
+        "SELECT DISTINCT harness, task_id FROM trajectories "
+        "WHERE kind = 'discovery' AND task_id IS NOT NULL AND reward >= 1.0"
+    ).fetchall()
+    out: dict[str, set[str]] = {}
+    for harness, task in rows:
+        out.setdefault(harness, set()).add(task)
+    return out
+
+
+@dataclass
+class TrajectoryFilter:
+    """Filters of the trajectory list (all optional; combined with AND)."""
+
+    task_id: str | None = None
+    category: str | None = None
+    harness: str | None = None
+    kind: str | None = None
+    min_reward: float | None = None
+    max_reward: float | None = None
+    search: str | None = None
+    source_trajectory_id: str | None = None
+    runbook_id: str | None = None
+
+
+def search_terms(text: str) -> list[str]:
+    """Query words the way the index stores them."""
+    return [t for t in _TERM.findall(text.lower()) if 2 <= len(t) <= 64]
+
+
+def _where(f: TrajectoryFilter) -> tuple[str, list[Any]]:
+    clauses, params = ["TRUE"], []
+    for col, value in (
+        ("t.task_id", f.task_id),
+        ("t.harness", f.harness),
+        ("t.kind", f.kind),
+        ("t.source_trajectory_id", f.source_trajectory_id),
+        ("t.runbook_id", f.runbook_id),
+    ):
+        if value:
+            clauses.append(f"{col} = ?")
+            params.append(value)
+    if f.category:
+        clauses.append("t.task_id IN (SELECT task_id FROM tasks WHERE category = ?)")
+        params.append(f.category)
+    if f.min_reward is not None:
+        clauses.append("t.reward >= ?")
+        params.append(f.min_reward)
+    if f.max_reward is not None:
+        clauses.append("coalesce(t.reward, 0) <= ?")
+        params.append(f.max_reward)
+    for term in search_terms(f.search or ""):
+        clauses.append("t.trajectory_id IN (SELECT trajectory_id FROM search_terms WHERE term LIKE ?)")
+        params.append(term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
+    return " AND ".join(clauses), params
+
+
+LIST_COLUMNS = (
+    "trajectory_id",
+    "task_id",
+    "kind",
+    "harness",
+    "model",
+    "reward",
+    "n_steps",
+    "n_commands",
+    "source_trajectory_id",
+    "runbook_id",
+    "scripted",
+)
+
+
+def list_trajectories(
+    cur: duckdb.DuckDBPyConnection, f: TrajectoryFilter, limit: int = 50, offset: int = 0
+) -> list[dict[str, Any]]:
+    """One page of trajectories matching the filter, newest ingest last, stable order."""
+    where, params = _where(f)
+    cols = ", ".join(f"t.{c}" for c in LIST_COLUMNS)
+    rows = cur.execute(
+        f"SELECT {cols} FROM trajectories t WHERE {where} ORDER BY t.task_id, t.kind, t.harness, t.trajectory_id "
+        "LIMIT ? OFFSET ?",
+        [*params, limit, offset],
+    ).fetchall()
+    return [dict(zip(LIST_COLUMNS, r, strict=True)) for r in rows]
+
+
+def count_trajectories(cur: duckdb.DuckDBPyConnection, f: TrajectoryFilter) -> int:
+    """How many trajectories match the filter."""
+    where, params = _where(f)
+    return scalar(cur, f"SELECT count(*) FROM trajectories t WHERE {where}", params)
+
+
+_TRAJ_FIELDS = (
+    "trajectory_id",
+    "session_id",
+    "task_id",
+    "kind",
+    "harness",
+    "agent_name",
+    "agent_version",
+    "model",
+    "reward",
+    "source_trajectory_id",
+    "runbook_id",
+    "job_id",
+    "instruction",
+    "started_at",
+    "finished_at",
+    "exception",
+    "verifier_output",
+    "scripted",
+    "origin",
+    "content_hash",
+    "extra",
+    "n_steps",
+)
+_STEP_FIELDS = (
+    "step_index",
+    "source",
+    "message",
+    "analysis",
+    "plan",
+    "reasoning",
+    "observation",
+    "task_complete",
+    "harness_control",
+    "private_guidance",
+    "model_name",
+    "timestamp",
+    "prompt_tokens",
+    "completion_tokens",
+    "cost_usd",
+    "extra",
+)
+
+
+def get_trajectory(
+    cur: duckdb.DuckDBPyConnection, trajectory_id: str, step_from: int = 1, step_to: int | None = None
+) -> Trajectory | None:
+    """A stored trajectory with its steps in [step_from, step_to] (all by default)."""
+    row = one(
+        cur, f"SELECT {', '.join(_TRAJ_FIELDS)} FROM trajectories WHERE trajectory_id = ?", [trajectory_id]
+    )
+    if row is None:
+        return None
+    meta = dict(zip(_TRAJ_FIELDS, row, strict=True))
+    meta.pop("n_steps")
+    meta["extra"] = json.loads(meta["extra"]) if meta["extra"] else {}
+    hi = step_to if step_to is not None else 2**31 - 1
+    steps_rows = cur.execute(
+        f"SELECT {', '.join(_STEP_FIELDS)} FROM steps WHERE trajectory_id = ? AND step_index BETWEEN ? AND ? "
+        "ORDER BY step_index",
+        [trajectory_id, step_from, hi],
+    ).fetchall()
+    action_rows = cur.execute(
+        "SELECT step_index, function_name, keystrokes, duration FROM actions "
+        "WHERE trajectory_id = ? AND step_index BETWEEN ? AND ? ORDER BY step_index, action_index",
+        [trajectory_id, step_from, hi],
+    ).fetchall()
+    actions: dict[int, list[Command]] = {}
+    for idx, fn, keys, dur in action_rows:
+        actions.setdefault(idx, []).append(
+            Command(keystrokes=keys, duration=dur, function_name=fn or "bash_command")
+        )
+    steps = []
+    for r in steps_rows:
+        d = dict(zip(_STEP_FIELDS, r, strict=True))
+        d["index"] = d.pop("step_index")
+        d["extra"] = json.loads(d["extra"]) if d["extra"] else {}
+        d["commands"] = actions.get(d["index"], [])
+        steps.append(Step(**d))
+    return Trajectory(**meta, steps=steps)
+
+
+def commands_of_trajectory(cur: duckdb.DuckDBPyConnection, trajectory_id: str) -> list[str]:
+    """Normalised commands in order."""
+    rows = cur.execute("SELECT command FROM commands WHERE trajectory_id = ? ORDER BY seq", [trajectory_id])
+    return [r[0] for r in rows.fetchall()]
+
+
+def get_task(cur: duckdb.DuckDBPyConnection, task_id: str, with_hidden: bool = False) -> Task | None:
+    """A task; hidden files (tests, solution) only when asked for, never for public display."""
+    cols = (
+        "task_id",
+        "name",
+        "instruction",
+        "category",
+        "difficulty",
+        "tags",
+        "source_format",
+        "path",
+        "docker_image",
+        "cpus",
+        "memory_mb",
+        "allow_internet",
+        "agent_timeout_sec",
+        "verifier_timeout_sec",
+    )
+    row = one(cur, f"SELECT {', '.join(cols)} FROM tasks WHERE task_id = ?", [task_id])
+    if row is None:
+        return None
+    data = dict(zip(cols, row, strict=True))
+    data["tags"] = data["tags"] or []
+    data["allow_internet"] = bool(data["allow_internet"])
+    files = []
+    if with_hidden:
+        files = [
+            TaskFile(role=r, path=p, content=c or "")
+            for r, p, c in cur.execute(
+                "SELECT role, path, content FROM task_files WHERE task_id = ? ORDER BY role, path", [task_id]
+            ).fetchall()
+        ]
+    return Task(**data, files=files)

@@ -1,0 +1,34 @@
+"""Small helpers over DuckDB cursors (every result is fully fetched: DuckDB 2 keeps an unfinished result
+open on the connection and refuses further work until it is consumed)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import duckdb
+
+
+def one(cur: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = None) -> tuple | None:
+    """The first row of a query, or None."""
+    rows = cur.execute(sql, params or []).fetchall()
+    return rows[0] if rows else None
+
+
+def scalar(cur: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = None) -> Any:
+    """The first column of the first row, or None."""
+    row = one(cur, sql, params)
+    return row[0] if row else None
+
+
+@contextmanager
+def registered(cur: duckdb.DuckDBPyConnection, name: str, table: Any) -> Iterator[str]:
+    """Expose an Arrow table to SQL under `name` for the duration of the block.
+
+    On error the registration is left for the caller's ROLLBACK to discard (DuckDB refuses to
+    unregister inside an aborted transaction); the next registration under the same name replaces it.
+    """
+    cur.register(name, table)
+    yield name
+    cur.unregister(name)

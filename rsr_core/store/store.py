@@ -1,0 +1,258 @@
+"""The DuckDB store: connection ownership, migrations and bulk writes through Arrow."""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from rsr_core.models import Task, Trajectory
+from rsr_core.store import columns, queries
+from rsr_core.store.migrations import LATEST_VERSION, MIGRATIONS
+from rsr_core.store.sql import one, registered, scalar
+
+
+class StoreBusyError(RuntimeError):
+    """The database file is locked by another process (DuckDB allows one writer)."""
+
+
+class StoreVersionError(RuntimeError):
+    """The database was written by a newer RSR Studio than this one."""
+
+
+_LOCK_PID = re.compile(r"PID (\d+)")
+
+
+def _holder(message: str) -> str:
+    match = _LOCK_PID.search(message)
+    if not match:
+        return "another process"
+    pid = match.group(1)
+    try:
+        cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        cmd = ""
+    return f"PID {pid}" + (f" ({cmd[:120]})" if cmd else "")
+
+
+def connect(path: str | os.PathLike[str], read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    """Open a DuckDB file, turning DuckDB's lock error into a clear `StoreBusyError`."""
+    path = str(path)
+    if path != ":memory:" and not read_only:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    try:
+        return duckdb.connect(path, read_only=read_only)
+    except duckdb.IOException as exc:
+        if "lock" in str(exc).lower():
+            raise StoreBusyError(
+                f"database {path} is in use by {_holder(str(exc))}; "
+                "DuckDB allows one writer: stop that process or pass another --db"
+            ) from exc
+        raise
+
+
+class Store:
+    """All reads and writes of RSR Studio's data.
+
+    Accepts a path, ":memory:" or an open DuckDB connection, so tests use the real engine.
+    Each thread gets its own cursor on the shared connection.
+    """
+
+    def __init__(self, target: str | os.PathLike[str] | duckdb.DuckDBPyConnection, read_only: bool = False):
+        if isinstance(target, duckdb.DuckDBPyConnection):
+            self._con = target
+            self.path = ":connection:"
+        else:
+            self._con = connect(target, read_only=read_only)
+            self.path = str(target)
+        self.read_only = read_only
+        self._local = threading.local()
+        self._write_lock = threading.RLock()
+        if read_only:
+            self._check_version()
+        else:
+            self.migrate()
+
+    # -- connection -----------------------------------------------------------------------------
+    def cursor(self) -> duckdb.DuckDBPyConnection:
+        """This thread's cursor (DuckDB connections are not shared across threads)."""
+        cur = getattr(self._local, "cur", None)
+        if cur is None:
+            cur = self._con.cursor()
+            self._local.cur = cur
+        return cur
+
+    def close(self) -> None:
+        """Close the underlying connection."""
+        self._con.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """One write transaction; rolled back whole on any error."""
+        with self._write_lock:
+            cur = self.cursor()
+            cur.execute("BEGIN TRANSACTION")
+            try:
+                yield cur
+            except BaseException:
+                cur.execute("ROLLBACK")
+                raise
+            cur.execute("COMMIT")
+
+    def schema_version(self) -> int:
+        """Latest applied migration (0 for an empty database)."""
+        cur = self.cursor()
+        exists = scalar(
+            cur, "SELECT count(*) FROM information_schema.tables WHERE table_name = 'schema_migrations'"
+        )
+        if not exists:
+            return 0
+        return scalar(cur, "SELECT coalesce(max(version), 0) FROM schema_migrations")
+
+    def _check_version(self) -> None:
+        version = self.schema_version()
+        if version > LATEST_VERSION:
+            raise StoreVersionError(
+                f"{self.path} has schema version {version}; this RSR Studio knows up to {LATEST_VERSION}"
+            )
+
+    def migrate(self) -> int:
+        """Apply pending migrations in order; returns the resulting version."""
+        self._check_version()
+        with self.transaction() as cur:
+            cur.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                "version INTEGER PRIMARY KEY, name VARCHAR, applied_at TIMESTAMP DEFAULT current_timestamp)"
+            )
+            current = scalar(cur, "SELECT coalesce(max(version), 0) FROM schema_migrations")
+            for version, name, sql in MIGRATIONS:
+                if version > current:
+                    cur.execute(sql)
+                    cur.execute("INSERT INTO schema_migrations(version, name) VALUES (?, ?)", [version, name])
+        return LATEST_VERSION
+
+    # -- writes ---------------------------------------------------------------------------------
+    def _insert(self, cur: duckdb.DuckDBPyConnection, table: str, data: pa.Table) -> None:
+        if data.num_rows == 0:
+            return
+        cols = ", ".join(data.column_names)
+        with registered(cur, f"_arrow_{table}", data) as name:
+            cur.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {name}")
+
+    def existing_hashes(self, trajectory_ids: Iterable[str]) -> dict[str, str]:
+        """Content hashes of the given ids that are already stored."""
+        ids = list(set(trajectory_ids))
+        if not ids:
+            return {}
+        cur = self.cursor()
+        table = pa.table({"trajectory_id": pa.array(ids, pa.string())})
+        with registered(cur, "_ids", table):
+            rows = cur.execute(
+                "SELECT t.trajectory_id, t.content_hash FROM trajectories t JOIN _ids USING (trajectory_id)"
+            ).fetchall()
+        return dict(rows)
+
+    def known_task_ids(self, task_ids: Iterable[str]) -> set[str]:
+        """Which of these task ids are already stored."""
+        ids = list({t for t in task_ids if t})
+        if not ids:
+            return set()
+        cur = self.cursor()
+        with registered(cur, "_tids", pa.table({"task_id": pa.array(ids, pa.string())})):
+            rows = cur.execute("SELECT task_id FROM tasks JOIN _tids USING (task_id)").fetchall()
+        return {r[0] for r in rows}
+
+    def write_trajectories(
+        self, trajectories: list[Trajectory], cur: duckdb.DuckDBPyConnection | None = None
+    ) -> int:
+        """Store whole trajectories (steps, actions, commands, search terms) in one transaction.
+
+        Tasks they name but that are unknown are added with what is known. Returns tasks added.
+        """
+        if not trajectories:
+            return 0
+        if cur is None:
+            with self.transaction() as tx:
+                return self.write_trajectories(trajectories, tx)
+        tables = columns.trajectory_tables(trajectories)
+        new_tasks = self._task_stubs(trajectories)
+        for name in ("trajectories", "steps", "actions", "commands"):
+            self._insert(cur, name, tables[name])
+        self._insert(cur, "tasks", new_tasks)
+        with registered(cur, "_new_ids", tables["trajectories"].select(["trajectory_id"])) as ids:
+            cur.execute(columns.SEARCH_TERMS_SQL.format(ids=ids))
+        return new_tasks.num_rows
+
+    def _task_stubs(self, trajectories: list[Trajectory]) -> pa.Table:
+        wanted: dict[str, str | None] = {}
+        for traj in trajectories:
+            if traj.task_id and traj.task_id not in wanted:
+                wanted[traj.task_id] = traj.instruction
+        if not wanted:
+            return columns.task_table([])
+        known = self.known_task_ids(wanted)
+        stubs = [Task(task_id=t, instruction=ins) for t, ins in wanted.items() if t not in known]
+        return columns.task_table(stubs)
+
+    def write_task(self, task: Task, content_hash: str) -> str:
+        """Store or refresh a task directory's data; returns 'added', 'updated' or 'unchanged'.
+
+        A task first known only from trajectories is filled in when its directory is ingested.
+        """
+        with self.transaction() as cur:
+            row = one(cur, "SELECT content_hash, source_format FROM tasks WHERE task_id = ?", [task.task_id])
+            if row and row[0] == content_hash:
+                return "unchanged"
+            cur.execute("DELETE FROM tasks WHERE task_id = ?", [task.task_id])
+            cur.execute("DELETE FROM task_files WHERE task_id = ?", [task.task_id])
+            self._insert(cur, "tasks", columns.task_table([task], content_hash))
+            self._insert(cur, "task_files", columns.task_files_table(task))
+        return "updated" if row else "added"
+
+    def set_reward(self, trajectory_id: str, reward: float | None, verifier_output: str | None) -> None:
+        """Record a verifier result on a stored trajectory."""
+        with self.transaction() as cur:
+            cur.execute(
+                "UPDATE trajectories SET reward = ?, verifier_output = ? WHERE trajectory_id = ?",
+                [reward, verifier_output, trajectory_id],
+            )
+
+    # -- reads (SQL lives in queries.py) --------------------------------------------------------
+    def summary(self) -> dict[str, Any]:
+        """Counts of tasks, trajectories by kind, steps and commands."""
+        return queries.summary(self.cursor())
+
+    def coverage(self) -> dict[str, Any]:
+        """Tasks attempted / solved / uniquely solved per harness, union and gain over the best."""
+        return queries.coverage(self.cursor())
+
+    def list_trajectories(
+        self, f: queries.TrajectoryFilter | None = None, limit: int = 50, offset: int = 0
+    ) -> list[dict[str, Any]]:
+        """One page of the trajectory list."""
+        return queries.list_trajectories(self.cursor(), f or queries.TrajectoryFilter(), limit, offset)
+
+    def count_trajectories(self, f: queries.TrajectoryFilter | None = None) -> int:
+        """Size of the filtered trajectory list."""
+        return queries.count_trajectories(self.cursor(), f or queries.TrajectoryFilter())
+
+    def get_trajectory(
+        self, trajectory_id: str, step_from: int = 1, step_to: int | None = None
+    ) -> Trajectory | None:
+        """A trajectory with (a range of) its steps."""
+        return queries.get_trajectory(self.cursor(), trajectory_id, step_from, step_to)
+
+    def commands(self, trajectory_id: str) -> list[str]:
+        """Normalised commands of a trajectory, in order."""
+        return queries.commands_of_trajectory(self.cursor(), trajectory_id)
+
+    def get_task(self, task_id: str, with_hidden: bool = False) -> Task | None:
+        """A task (hidden files only on request)."""
+        return queries.get_task(self.cursor(), task_id, with_hidden)

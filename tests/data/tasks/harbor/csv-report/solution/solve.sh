@@ -1,0 +1,2 @@
+#!/bin/bash
+printf 'a,1\n' > /app/out.txt

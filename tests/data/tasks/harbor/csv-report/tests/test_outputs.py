@@ -1,0 +1,2 @@
+def test_report():
+    assert open('/app/out.txt').read() == 'a,1\n'

@@ -1,0 +1,2 @@
+#!/bin/bash
+pytest $TEST_DIR/test_outputs.py -rA

@@ -1,0 +1,106 @@
+"""The `rsr` command: help everywhere, README coverage, JSON contracts, exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from rsr_core.cli import build_parser, main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _walk(parser: argparse.ArgumentParser, prefix: tuple[str, ...] = ()):
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            helps = {a.dest: a.help for a in action._choices_actions}
+            for name, sub in action.choices.items():
+                yield prefix + (name,), helps.get(name), sub
+                yield from _walk(sub, prefix + (name,))
+
+
+def test_every_command_has_help_and_is_in_the_readme():
+    readme = (ROOT / "README.md").read_text()
+    commands = list(_walk(build_parser()))
+    assert len(commands) >= 5
+    for path, help_text, sub in commands:
+        assert help_text, f"rsr {' '.join(path)} has no help text"
+        assert sub.description, f"rsr {' '.join(path)} has no description"
+        assert f"rsr {' '.join(path)}" in readme, f"README does not mention `rsr {' '.join(path)}`"
+
+
+def test_ingest_json_contract_and_exit_status(tmp_path, data_dir, capsys):
+    db = str(tmp_path / "x.duckdb")
+    assert main(["ingest", str(data_dir / "harbor_job"), "--db", db, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out == {"files": 4, "trajectories_added": 4, "duplicates": 0, "tasks_added": 2, "errors": []}
+    (tmp_path / "bad.json").write_text("{")
+    assert main(["ingest", str(tmp_path / "bad.json"), "--db", db, "--json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["errors"][0]["path"].endswith("bad.json") and "invalid JSON" in out["errors"][0]["error"]
+
+
+def test_stats_and_show_through_the_console_script(tmp_path, data_dir):
+    db = str(tmp_path / "y.duckdb")
+    rsr = [sys.executable, "-m", "rsr_core.cli"]
+    subprocess.run([*rsr, "ingest", str(data_dir), "--db", db], check=True, capture_output=True)
+    summary = json.loads(
+        subprocess.run(
+            [*rsr, "stats", "summary", "--db", db, "--json"], check=True, capture_output=True, text=True
+        ).stdout
+    )
+    assert summary["trajectories"]["discovery"] == 7
+    shown = json.loads(
+        subprocess.run(
+            [*rsr, "show", "h-s1", "--db", db, "--json"], check=True, capture_output=True, text=True
+        ).stdout
+    )
+    assert shown["task_id"] == "csv-report" and len(shown["steps"]) == 4
+    listed = json.loads(
+        subprocess.run(
+            [*rsr, "list", "--harness", "rsrt", "--db", db, "--json"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+    )
+    assert listed["total"] == 1 and listed["rows"][0]["trajectory_id"] == "h-s3"
+    missing = subprocess.run([*rsr, "show", "nope", "--db", db], capture_output=True, text=True)
+    assert missing.returncode == 1 and "no trajectory" in missing.stderr
+
+
+def test_second_process_gets_a_clear_busy_message(tmp_path):
+    db = tmp_path / "busy.duckdb"
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"from rsr_core.store import Store; s = Store({str(db)!r}); import time; "
+            "print('ready', flush=True); time.sleep(30)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        res = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "rsr_core.cli",
+                "ingest",
+                str(ROOT / "tests" / "data" / "atif"),
+                "--db",
+                str(db),
+            ],
+            capture_output=True,
+            text=True,
+        )
+        assert res.returncode == 2
+        assert "is in use by PID" in res.stderr and str(holder.pid) in res.stderr
+    finally:
+        holder.kill()
+        holder.wait()
