@@ -104,6 +104,92 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         );
         """,
     ),
+    (
+        2,
+        "rewrite pipeline: jobs, work units, runbooks, critic rounds and flags, reviews, transfer checks",
+        """
+        CREATE TABLE jobs (
+            job_id VARCHAR PRIMARY KEY,
+            status VARCHAR NOT NULL,
+            params JSON NOT NULL,
+            scripted BOOLEAN NOT NULL DEFAULT FALSE,
+            owner_pid INTEGER,
+            error VARCHAR,
+            created_at TIMESTAMP DEFAULT current_timestamp,
+            updated_at TIMESTAMP DEFAULT current_timestamp
+        );
+        CREATE TABLE work_units (
+            unit_id VARCHAR PRIMARY KEY,
+            job_id VARCHAR NOT NULL,
+            kind VARCHAR NOT NULL,
+            status VARCHAR NOT NULL,
+            payload JSON NOT NULL,
+            result JSON,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            error VARCHAR,
+            created_at TIMESTAMP DEFAULT current_timestamp,
+            started_at TIMESTAMP,
+            finished_at TIMESTAMP
+        );
+        CREATE INDEX work_units_job ON work_units(job_id);
+        CREATE TABLE runbooks (
+            runbook_id VARCHAR PRIMARY KEY,
+            lineage_id VARCHAR NOT NULL,
+            source_trajectory_id VARCHAR NOT NULL,
+            task_id VARCHAR NOT NULL,
+            job_id VARCHAR,
+            variant INTEGER NOT NULL,
+            round INTEGER NOT NULL,
+            parent_runbook_id VARCHAR,
+            target_end_state VARCHAR NOT NULL,
+            key_milestones VARCHAR[] NOT NULL,
+            useful_checks VARCHAR[] NOT NULL,
+            recovery_strategies VARCHAR[] NOT NULL,
+            pitfalls VARCHAR[] NOT NULL,
+            prompt_version VARCHAR NOT NULL,
+            model VARCHAR,
+            critic_verdict VARCHAR NOT NULL,
+            schema_version INTEGER NOT NULL,
+            created_at TIMESTAMP DEFAULT current_timestamp
+        );
+        CREATE INDEX runbooks_source ON runbooks(source_trajectory_id);
+        CREATE INDEX runbooks_lineage ON runbooks(lineage_id);
+        CREATE TABLE critic_flags (
+            runbook_id VARCHAR NOT NULL,
+            stage VARCHAR NOT NULL,
+            kind VARCHAR NOT NULL,
+            severity VARCHAR NOT NULL,
+            score DOUBLE NOT NULL,
+            span_start INTEGER,
+            span_end INTEGER,
+            evidence VARCHAR NOT NULL,
+            matched_text VARCHAR,
+            matched_path VARCHAR,
+            reason VARCHAR,
+            schema_version INTEGER NOT NULL
+        );
+        CREATE INDEX critic_flags_runbook ON critic_flags(runbook_id);
+        CREATE TABLE reviews (
+            runbook_id VARCHAR NOT NULL,
+            decision VARCHAR NOT NULL,
+            reviewer VARCHAR NOT NULL,
+            reason VARCHAR,
+            seq BIGINT NOT NULL,
+            schema_version INTEGER NOT NULL,
+            created_at TIMESTAMP DEFAULT current_timestamp
+        );
+        CREATE SEQUENCE review_seq;
+        CREATE TABLE transfer_checks (
+            trajectory_id VARCHAR PRIMARY KEY,
+            answer_transfer BOOLEAN NOT NULL,
+            deterministic_evidence VARCHAR[],
+            llm_verdict BOOLEAN,
+            llm_evidence VARCHAR[],
+            schema_version INTEGER NOT NULL,
+            created_at TIMESTAMP DEFAULT current_timestamp
+        );
+        """,
+    ),
 ]
 
 LATEST_VERSION = MIGRATIONS[-1][0]

@@ -1,0 +1,204 @@
+"""Store access for the rewrite pipeline's rows: runbooks, critic flags, reviews, transfer checks, funnel."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import duckdb
+
+from rsr_core.models import SCHEMA_VERSION, CriticFlag, Review, Runbook, TransferVerdict
+from rsr_core.store.sql import one, scalar
+
+# A rewrite is kept iff it passed the verifier, shows no answer transfer and its runbook's latest human
+# review is not a rejection. A rewrite without a transfer check counts as showing none.
+REWRITE_STATUS_SQL = """
+WITH latest_review AS (
+    SELECT runbook_id, arg_max(decision, seq) AS decision FROM reviews GROUP BY runbook_id
+)
+SELECT t.trajectory_id, t.task_id, t.source_trajectory_id, t.runbook_id, t.reward,
+       coalesce(t.reward, 0) >= 1.0 AS verified,
+       coalesce(tc.answer_transfer, FALSE) AS answer_transfer,
+       coalesce(lr.decision = 'reject', FALSE) AS human_rejected,
+       coalesce(t.reward, 0) >= 1.0 AND NOT coalesce(tc.answer_transfer, FALSE)
+           AND NOT coalesce(lr.decision = 'reject', FALSE) AS kept
+FROM trajectories t
+LEFT JOIN transfer_checks tc USING (trajectory_id)
+LEFT JOIN latest_review lr ON lr.runbook_id = t.runbook_id
+WHERE t.kind = 'rewrite'
+"""
+
+RUNBOOK_COLUMNS = (
+    "runbook_id", "lineage_id", "source_trajectory_id", "task_id", "job_id", "variant", "round",
+    "parent_runbook_id", "target_end_state", "key_milestones", "useful_checks", "recovery_strategies", "pitfalls",
+    "prompt_version", "model", "critic_verdict", "created_at",
+)  # fmt: skip
+FLAG_COLUMNS = (
+    "runbook_id", "stage", "kind", "severity", "score", "span_start", "span_end", "evidence", "matched_text",
+    "matched_path", "reason",
+)  # fmt: skip
+
+
+def insert_runbook(cur: duckdb.DuckDBPyConnection, rb: Runbook) -> None:
+    """Store one runbook round."""
+    cols = [c for c in RUNBOOK_COLUMNS if c != "created_at"]
+    cur.execute(
+        f"INSERT INTO runbooks ({', '.join(cols)}, schema_version) VALUES ({', '.join('?' * (len(cols) + 1))})",
+        [getattr(rb, c) for c in cols] + [SCHEMA_VERSION],
+    )
+
+
+def insert_flags(cur: duckdb.DuckDBPyConnection, flags: list[CriticFlag]) -> None:
+    """Store critic flags."""
+    if not flags:
+        return
+    cur.executemany(
+        f"INSERT INTO critic_flags ({', '.join(FLAG_COLUMNS)}, schema_version) "
+        f"VALUES ({', '.join('?' * (len(FLAG_COLUMNS) + 1))})",
+        [[getattr(f, c) for c in FLAG_COLUMNS] + [SCHEMA_VERSION] for f in flags],
+    )
+
+
+def set_critic_verdict(cur: duckdb.DuckDBPyConnection, runbook_id: str, verdict: str) -> None:
+    """Record the critic's verdict on a runbook round."""
+    cur.execute("UPDATE runbooks SET critic_verdict = ? WHERE runbook_id = ?", [verdict, runbook_id])
+
+
+def insert_review(cur: duckdb.DuckDBPyConnection, review: Review) -> None:
+    """Append a human review (reviews are never updated; the latest decides)."""
+    cur.execute(
+        "INSERT INTO reviews (runbook_id, decision, reviewer, reason, seq, schema_version) "
+        "VALUES (?, ?, ?, ?, nextval('review_seq'), ?)",
+        [review.runbook_id, review.decision, review.reviewer, review.reason, SCHEMA_VERSION],
+    )
+
+
+def insert_transfer(cur: duckdb.DuckDBPyConnection, verdict: TransferVerdict) -> None:
+    """Store (or replace) the answer-transfer verdict of a rewrite trajectory."""
+    cur.execute("DELETE FROM transfer_checks WHERE trajectory_id = ?", [verdict.trajectory_id])
+    cur.execute(
+        "INSERT INTO transfer_checks (trajectory_id, answer_transfer, deterministic_evidence, llm_verdict, "
+        "llm_evidence, schema_version) VALUES (?, ?, ?, ?, ?, ?)",
+        [
+            verdict.trajectory_id,
+            verdict.answer_transfer,
+            verdict.deterministic_evidence,
+            verdict.llm_verdict,
+            verdict.llm_evidence,
+            SCHEMA_VERSION,
+        ],
+    )
+
+
+def _runbook(row: tuple) -> Runbook:
+    data = dict(zip(RUNBOOK_COLUMNS, row, strict=True))
+    for part in ("key_milestones", "useful_checks", "recovery_strategies", "pitfalls"):
+        data[part] = list(data[part] or [])
+    return Runbook(**data)
+
+
+def get_runbook(cur: duckdb.DuckDBPyConnection, runbook_id: str) -> Runbook | None:
+    """One runbook round."""
+    row = one(cur, f"SELECT {', '.join(RUNBOOK_COLUMNS)} FROM runbooks WHERE runbook_id = ?", [runbook_id])
+    return _runbook(row) if row else None
+
+
+def runbooks_where(cur: duckdb.DuckDBPyConnection, column: str, value: str) -> list[Runbook]:
+    """Runbook rounds with column = value (lineage_id, source_trajectory_id, job_id, task_id), oldest first."""
+    assert column in ("lineage_id", "source_trajectory_id", "job_id", "task_id")
+    rows = cur.execute(
+        f"SELECT {', '.join(RUNBOOK_COLUMNS)} FROM runbooks WHERE {column} = ? ORDER BY variant, round",
+        [value],
+    ).fetchall()
+    return [_runbook(r) for r in rows]
+
+
+def flags_of(cur: duckdb.DuckDBPyConnection, runbook_id: str) -> list[CriticFlag]:
+    """Critic flags of a runbook round."""
+    rows = cur.execute(
+        f"SELECT {', '.join(FLAG_COLUMNS)} FROM critic_flags WHERE runbook_id = ? ORDER BY stage, span_start",
+        [runbook_id],
+    ).fetchall()
+    return [CriticFlag(**dict(zip(FLAG_COLUMNS, r, strict=True))) for r in rows]
+
+
+def reviews_of(cur: duckdb.DuckDBPyConnection, runbook_id: str) -> list[Review]:
+    """The audit history of a runbook, oldest first."""
+    rows = cur.execute(
+        "SELECT runbook_id, decision, reviewer, reason, created_at FROM reviews WHERE runbook_id = ? ORDER BY seq",
+        [runbook_id],
+    ).fetchall()
+    return [
+        Review(runbook_id=r[0], decision=r[1], reviewer=r[2], reason=r[3] or "", created_at=r[4])
+        for r in rows
+    ]
+
+
+def latest_decision(cur: duckdb.DuckDBPyConnection, runbook_id: str) -> str | None:
+    """approve, reject, or None when no human has reviewed it."""
+    return scalar(cur, "SELECT arg_max(decision, seq) FROM reviews WHERE runbook_id = ?", [runbook_id])
+
+
+def transfer_of(cur: duckdb.DuckDBPyConnection, trajectory_id: str) -> TransferVerdict | None:
+    """The answer-transfer verdict of a rewrite trajectory."""
+    row = one(
+        cur,
+        "SELECT trajectory_id, answer_transfer, deterministic_evidence, llm_verdict, llm_evidence "
+        "FROM transfer_checks WHERE trajectory_id = ?",
+        [trajectory_id],
+    )
+    if row is None:
+        return None
+    return TransferVerdict(
+        trajectory_id=row[0],
+        answer_transfer=row[1],
+        deterministic_evidence=list(row[2] or []),
+        llm_verdict=row[3],
+        llm_evidence=list(row[4] or []),
+    )
+
+
+def rewrite_status(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    """Every rewrite trajectory with verified / answer_transfer / human_rejected / kept."""
+    res = cur.execute(REWRITE_STATUS_SQL)
+    names = [d[0] for d in res.description]
+    return [dict(zip(names, r, strict=True)) for r in res.fetchall()]
+
+
+def funnel(cur: duckdb.DuckDBPyConnection) -> dict[str, Any]:
+    """`rsr stats funnel`. Runbooks count every round; each lands in exactly one of critic_rejected,
+    approved, pending_review or human_rejected. answer_transfer counts verified rewrites flagged."""
+    rb = one(
+        cur,
+        """
+        WITH latest AS (SELECT runbook_id, arg_max(decision, seq) AS decision FROM reviews GROUP BY runbook_id)
+        SELECT count(DISTINCT source_trajectory_id), count(*),
+               count(*) FILTER (WHERE critic_verdict = 'reject'),
+               count(*) FILTER (WHERE critic_verdict = 'pass' AND (l.decision = 'approve'
+                   OR (l.decision IS NULL AND NOT coalesce(j.params->>'gate' = 'human', FALSE)))),
+               count(*) FILTER (WHERE critic_verdict = 'pass' AND l.decision IS NULL
+                   AND coalesce(j.params->>'gate' = 'human', FALSE)),
+               count(*) FILTER (WHERE l.decision = 'reject')
+        FROM runbooks r LEFT JOIN latest l USING (runbook_id) LEFT JOIN jobs j USING (job_id)
+        """,
+    )
+    ex = one(
+        cur,
+        f"""SELECT count(*), count(*) FILTER (WHERE verified),
+                   count(*) FILTER (WHERE verified AND answer_transfer), count(*) FILTER (WHERE kept),
+                   count(DISTINCT source_trajectory_id) FILTER (WHERE kept)
+            FROM ({REWRITE_STATUS_SQL})""",
+    )
+    kept, kept_sources = ex[3], ex[4]
+    return {
+        "sources": rb[0],
+        "runbooks": rb[1],
+        "critic_rejected": rb[2],
+        "approved": rb[3],
+        "pending_review": rb[4],
+        "human_rejected": rb[5],
+        "executions": ex[0],
+        "verified": ex[1],
+        "answer_transfer": ex[2],
+        "kept": kept,
+        "expansion_ratio": kept / kept_sources if kept_sources else 0.0,
+    }
