@@ -1,0 +1,176 @@
+"""Same- vs cross-runbook command similarity of passed rewrite trajectories (DESIGN.md "Definitions").
+
+Pairs are all unordered pairs of passed rewrites of one task; a pair is "same" when both carry one (known)
+runbook_id, else "cross" (a rewrite whose runbook_id is unknown is never "same"). Inputs are the frames of
+rsr_core/store/analysis_queries.py; commands are integer-coded once and scored task by task with the
+vectorised kernels of `pair_metrics`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from rsr_core.analysis import pair_metrics
+from rsr_core.analysis.bootstrap import bootstrap_ci
+from rsr_core.analysis.pair_metrics import METRICS
+
+PAIR_COLUMNS = ("task_id", "category", "trajectory_a", "trajectory_b", "runbook_a", "runbook_b", "relation")
+
+
+@dataclass
+class EncodedCommands:
+    """Commands of an ordered list of trajectories, integer-coded.
+
+    Trajectory i's command codes are `codes[offsets[i]:offsets[i + 1]]`, in `seq` order; `vocabulary[code]`
+    is the command string and `first_word[code]` the code of its first word (`command.split()[0]`).
+    """
+
+    codes: np.ndarray
+    offsets: np.ndarray
+    vocabulary: list[str]
+    first_word: np.ndarray
+
+    def sequences(self, start: int, stop: int) -> list[np.ndarray]:
+        """Command-code arrays of trajectories start..stop-1."""
+        return [self.codes[self.offsets[i] : self.offsets[i + 1]] for i in range(start, stop)]
+
+
+def encode_commands(trajectory_ids: pd.Series, commands: pd.DataFrame) -> EncodedCommands:
+    """Integer-code the commands (trajectory_id, seq, command) of the trajectories in `trajectory_ids` order."""
+    owner = pd.Categorical(commands["trajectory_id"], categories=pd.Index(trajectory_ids)).codes
+    keep = owner >= 0
+    owner = owner[keep]
+    seq = commands["seq"].to_numpy()[keep]
+    order = np.lexsort((seq, owner))
+    codes, uniques = pd.factorize(commands["command"].to_numpy()[keep][order])
+    vocabulary = [str(u) for u in uniques]
+    words, _ = pd.factorize(pd.Series([c.split()[0] if c.split() else "" for c in vocabulary], dtype=object))
+    lengths = np.bincount(owner, minlength=len(trajectory_ids))
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    return EncodedCommands(codes.astype(np.int64), offsets, vocabulary, words.astype(np.int64))
+
+
+def _objects(column: pd.Series) -> np.ndarray:
+    """Values as Python objects with every missing value as None (pandas NA does not compare)."""
+    values = column.astype(object).to_numpy().copy()
+    values[pd.isna(values)] = None
+    return values
+
+
+def _metric_matrix(metric: str, seqs: list[np.ndarray], enc: EncodedCommands) -> np.ndarray:
+    if metric == "fuzzy":
+        return pair_metrics.fuzzy(seqs, enc.vocabulary)
+    if metric == "transition":
+        return pair_metrics.transition(seqs, enc.first_word)
+    return getattr(pair_metrics, metric)(seqs)
+
+
+def score_pairs(
+    rewrites: pd.DataFrame, commands: pd.DataFrame, metrics: tuple[str, ...] | list[str] = METRICS
+) -> pd.DataFrame:
+    """One row per unordered pair of passed rewrites of the same task, with one column per metric.
+
+    `rewrites`: trajectory_id, task_id, runbook_id (optionally category); `commands`: trajectory_id, seq,
+    command. Returns PAIR_COLUMNS + metrics; relation is "same" or "cross".
+    """
+    for metric in metrics:
+        if metric not in METRICS:
+            raise ValueError(f"unknown metric {metric!r}; expected one of {', '.join(METRICS)}")
+    rewrites = rewrites.sort_values(["task_id", "trajectory_id"], kind="stable").reset_index(drop=True)
+    enc = encode_commands(rewrites["trajectory_id"], commands)
+    tasks = rewrites["task_id"].to_numpy()
+    starts = np.flatnonzero(np.r_[True, tasks[1:] != tasks[:-1]]) if len(tasks) else np.empty(0, int)
+    stops = np.r_[starts[1:], len(tasks)] if len(tasks) else np.empty(0, int)
+    left, right = [], []
+    scores: dict[str, list[np.ndarray]] = {m: [] for m in metrics}
+    for start, stop in zip(starts.tolist(), stops.tolist(), strict=True):
+        if stop - start < 2:
+            continue
+        i, j = np.triu_indices(stop - start, 1)
+        left.append(i + start)
+        right.append(j + start)
+        seqs = enc.sequences(start, stop)
+        for metric in metrics:
+            scores[metric].append(_metric_matrix(metric, seqs, enc)[i, j])
+    a = np.concatenate(left) if left else np.empty(0, dtype=np.int64)
+    b = np.concatenate(right) if right else np.empty(0, dtype=np.int64)
+    runbook = _objects(rewrites["runbook_id"])
+    category = rewrites["category"] if "category" in rewrites else pd.Series([None] * len(rewrites))
+    same = pd.notna(runbook[a]) & (runbook[a] == runbook[b])
+    out = pd.DataFrame(
+        {
+            "task_id": tasks[a],
+            "category": _objects(category)[a],
+            "trajectory_a": rewrites["trajectory_id"].to_numpy()[a],
+            "trajectory_b": rewrites["trajectory_id"].to_numpy()[b],
+            "runbook_a": runbook[a],
+            "runbook_b": runbook[b],
+            "relation": np.where(same, "same", "cross"),
+        }
+    )
+    for metric in metrics:
+        out[metric] = np.concatenate(scores[metric]) if scores[metric] else np.empty(0)
+    return out
+
+
+def _side(values: np.ndarray, seed: int) -> dict[str, object]:
+    if len(values) == 0:
+        return {"pairs": 0, "mean": None, "ci": None}
+    lo, hi = bootstrap_ci(values, seed=seed)
+    return {"pairs": int(len(values)), "mean": float(values.mean()), "ci": [lo, hi]}
+
+
+def summarise(pairs: pd.DataFrame, metric: str, seed: int = 0) -> dict[str, object]:
+    """The `rsr similarity --json` payload for one metric of a pairs frame (see `score_pairs`).
+
+    Overall means are over all pairs (not means of task means); ci is a 95% percentile bootstrap over pairs
+    (fixed seed), null with mean when there are no pairs. by_task lists every task with at least one pair.
+    """
+    same = pairs["relation"].to_numpy() == "same"
+    values = pairs[metric].to_numpy(dtype=np.float64)
+    by_task = []
+    if len(pairs):
+        frame = pd.DataFrame({"task_id": pairs["task_id"], "same": same, "v": values})
+        for task_id, grp in frame.groupby("task_id", sort=True):
+            s, c = grp["v"][grp["same"]], grp["v"][~grp["same"]]
+            by_task.append(
+                {
+                    "task_id": task_id,
+                    "same_pairs": int(len(s)),
+                    "same_mean": float(s.mean()) if len(s) else None,
+                    "cross_pairs": int(len(c)),
+                    "cross_mean": float(c.mean()) if len(c) else None,
+                }
+            )
+    return {
+        "metric": metric,
+        "same_runbook": _side(values[same], seed),
+        "cross_runbook": _side(values[~same], seed + 1),
+        "by_task": by_task,
+    }
+
+
+def summary_frame(pairs: pd.DataFrame, metrics: tuple[str, ...] | list[str] = METRICS) -> pd.DataFrame:
+    """Summary table data: metric, relation, pairs, mean, ci_low, ci_high (for the app's table and charts)."""
+    rows = []
+    for metric in metrics:
+        if metric not in pairs:
+            continue
+        payload = summarise(pairs, metric)
+        for relation in ("same", "cross"):
+            side = payload[f"{relation}_runbook"]
+            ci = side["ci"] or [None, None]
+            rows.append(
+                {
+                    "metric": metric,
+                    "relation": relation,
+                    "pairs": side["pairs"],
+                    "mean": side["mean"],
+                    "ci_low": ci[0],
+                    "ci_high": ci[1],
+                }
+            )
+    return pd.DataFrame(rows, columns=["metric", "relation", "pairs", "mean", "ci_low", "ci_high"])

@@ -1,0 +1,193 @@
+"""Plotly figure builders: pure functions of data frames (no store, no Streamlit).
+
+Frames come from rsr_core/analysis: `similarity.score_pairs` (pairs), `similarity.summary_frame` (summary),
+`coverage.harness_frame`, `coverage.upset_frame` and `coverage.funnel_frame`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+RELATION_COLORS = {"same": "#1f77b4", "cross": "#ff7f0e"}
+METRIC_LABELS = {
+    "exact": "exact (set Jaccard)",
+    "multiset": "multiset",
+    "order": "order-aware (Indel)",
+    "fuzzy": "fuzzy (ratio)",
+    "transition": "tool transitions",
+}
+Shape = Literal["box", "violin"]
+
+
+def _distribution(long: pd.DataFrame, x: str, y: str, shape: Shape, title: str, x_title: str) -> go.Figure:
+    fig = go.Figure()
+    trace = go.Violin if shape == "violin" else go.Box
+    for relation in ("same", "cross"):
+        part = long[long["relation"] == relation]
+        kwargs = {"box_visible": True, "meanline_visible": True} if shape == "violin" else {"boxmean": True}
+        fig.add_trace(
+            trace(
+                x=part[x].astype(str),
+                y=part[y],
+                name=f"{relation}-runbook",
+                marker_color=RELATION_COLORS[relation],
+                **kwargs,
+            )
+        )
+    mode = "violinmode" if shape == "violin" else "boxmode"
+    fig.update_layout(
+        **{mode: "group"}, title=title, xaxis_title=x_title, yaxis_title="similarity", yaxis_range=[0, 1.02]
+    )
+    return fig
+
+
+def similarity_by_metric(pairs: pd.DataFrame, metrics: Sequence[str] | None = None, shape: Shape = "box"):
+    """Same vs cross distribution per metric.
+
+    `pairs`: one row per pair with `relation` ("same"/"cross") and one float column per metric
+    (`similarity.score_pairs`). `metrics` defaults to every metric column present.
+    """
+    metrics = [m for m in (metrics or METRIC_LABELS) if m in pairs]
+    long = pairs.melt(id_vars=["relation"], value_vars=metrics, var_name="metric", value_name="score")
+    long["metric"] = long["metric"].map(METRIC_LABELS)
+    return _distribution(long, "metric", "score", shape, "Same- vs cross-runbook similarity", "metric")
+
+
+def similarity_by_task(pairs: pd.DataFrame, metric: str, shape: Shape = "box") -> go.Figure:
+    """Same vs cross distribution of one metric per task. `pairs`: task_id, relation, <metric>."""
+    return _distribution(pairs, "task_id", metric, shape, f"{METRIC_LABELS[metric]} per task", "task")
+
+
+def similarity_by_category(pairs: pd.DataFrame, metric: str, shape: Shape = "box") -> go.Figure:
+    """Same vs cross distribution of one metric per task category.
+
+    `pairs`: category (None = uncategorised), relation, <metric>.
+    """
+    frame = pairs.assign(category=pairs["category"].astype(object).where(pairs["category"].notna(), "(none)"))
+    return _distribution(
+        frame, "category", metric, shape, f"{METRIC_LABELS[metric]} per category", "category"
+    )
+
+
+def pair_heatmap(pairs: pd.DataFrame, metric: str, task_id: str | None = None) -> go.Figure:
+    """Pairwise similarity matrix of one task's trajectories, grouped by runbook (lines between groups).
+
+    `pairs`: trajectory_a, trajectory_b, runbook_a, runbook_b, <metric> (and task_id when `task_id` is given
+    to select the task). The diagonal is left blank (a trajectory is not paired with itself).
+    """
+    if task_id is not None:
+        pairs = pairs[pairs["task_id"] == task_id]
+    ends = pd.concat(
+        [
+            pairs[["trajectory_a", "runbook_a"]].set_axis(["trajectory", "runbook"], axis=1),
+            pairs[["trajectory_b", "runbook_b"]].set_axis(["trajectory", "runbook"], axis=1),
+        ]
+    ).drop_duplicates("trajectory")
+    ends["runbook"] = ends["runbook"].astype(object).where(ends["runbook"].notna(), "(unknown)")
+    ends = ends.sort_values(["runbook", "trajectory"]).reset_index(drop=True)
+    pos = {t: i for i, t in enumerate(ends["trajectory"])}
+    matrix = np.full((len(ends), len(ends)), np.nan)
+    a = pairs["trajectory_a"].map(pos).to_numpy(dtype=int)
+    b = pairs["trajectory_b"].map(pos).to_numpy(dtype=int)
+    matrix[a, b] = matrix[b, a] = pairs[metric].to_numpy(dtype=float)
+    labels = [f"{r} · {t}" for r, t in zip(ends["runbook"], ends["trajectory"], strict=True)]
+    fig = go.Figure(
+        go.Heatmap(z=matrix, x=labels, y=labels, zmin=0, zmax=1, colorscale="Viridis", colorbar_title=metric)
+    )
+    runbooks = ends["runbook"].to_numpy()
+    for edge in np.flatnonzero(runbooks[1:] != runbooks[:-1]) + 0.5:
+        for axis in ("x", "y"):
+            line = {"x0": edge, "x1": edge, "y0": -0.5, "y1": len(ends) - 0.5}
+            if axis == "y":
+                line = {"y0": edge, "y1": edge, "x0": -0.5, "x1": len(ends) - 0.5}
+            fig.add_shape(type="line", line={"color": "white", "width": 2}, xref="x", yref="y", **line)
+    fig.update_layout(
+        title=f"{METRIC_LABELS[metric]}: {task_id or 'pairs'} by runbook", yaxis_autorange="reversed"
+    )
+    return fig
+
+
+def similarity_table(summary: pd.DataFrame) -> go.Figure:
+    """Summary table: `summary` has metric, relation, pairs, mean, ci_low, ci_high (`summary_frame`)."""
+
+    def fmt(v: object) -> str:
+        return "–" if v is None or (isinstance(v, float) and np.isnan(v)) else f"{v:.3f}"
+
+    ci = [f"[{fmt(lo)}, {fmt(hi)}]" for lo, hi in zip(summary["ci_low"], summary["ci_high"], strict=True)]
+    cells = [
+        summary["metric"].map(METRIC_LABELS).fillna(summary["metric"]),
+        summary["relation"],
+        summary["pairs"],
+        [fmt(v) for v in summary["mean"]],
+        ci,
+    ]
+    header = ["metric", "runbook", "pairs", "mean", "95% CI (bootstrap)"]
+    return go.Figure(go.Table(header={"values": header}, cells={"values": cells}))
+
+
+def coverage_upset(upset: pd.DataFrame, harnesses: Sequence[str] | None = None) -> go.Figure:
+    """UpSet-style overlap of solved-task sets: bars of exclusive intersection sizes over a dot matrix.
+
+    `upset`: one boolean column per harness, `harnesses` (label), `tasks` (size) — `coverage.upset_frame`.
+    """
+    names = list(harnesses or [c for c in upset.columns if c not in ("harnesses", "degree", "tasks")])
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.7, 0.3], vertical_spacing=0.03)
+    x = list(range(len(upset)))
+    fig.add_trace(
+        go.Bar(x=x, y=upset["tasks"], text=upset["tasks"], hovertext=upset["harnesses"], name="tasks"),
+        row=1,
+        col=1,
+    )
+    for row, name in enumerate(names):
+        member = upset[name].astype(bool).to_numpy()
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=[row] * len(x),
+                mode="markers",
+                marker={"size": 12, "color": np.where(member, "#333333", "#dddddd")},
+                showlegend=False,
+                hoverinfo="skip",
+            ),
+            row=2,
+            col=1,
+        )
+    fig.update_yaxes(title_text="tasks solved by exactly these", row=1, col=1)
+    fig.update_yaxes(tickvals=list(range(len(names))), ticktext=names, row=2, col=1)
+    fig.update_xaxes(showticklabels=False, row=2, col=1)
+    fig.update_layout(title="Overlap of solved tasks per harness", showlegend=False)
+    return fig
+
+
+def coverage_bars(harness: pd.DataFrame, union_solved: int | None = None) -> go.Figure:
+    """Per-harness attempted / solved / unique bars, with the union as a line.
+
+    `harness`: harness, attempted_tasks, solved_tasks, unique_solved (`coverage.harness_frame`).
+    """
+    fig = go.Figure()
+    for column, label in (
+        ("attempted_tasks", "attempted"),
+        ("solved_tasks", "solved"),
+        ("unique_solved", "solved by no other"),
+    ):
+        fig.add_trace(go.Bar(x=harness["harness"], y=harness[column], name=label, text=harness[column]))
+    if union_solved is not None:
+        fig.add_hline(y=union_solved, line_dash="dash", annotation_text=f"union solved: {union_solved}")
+    fig.update_layout(barmode="group", title="Coverage per harness", yaxis_title="tasks")
+    return fig
+
+
+def funnel_chart(funnel: pd.DataFrame, expansion_ratio: float | None = None) -> go.Figure:
+    """The rewrite funnel. `funnel`: label, count in pipeline order (`coverage.funnel_frame`)."""
+    fig = go.Figure(go.Funnel(y=funnel["label"], x=funnel["count"], textinfo="value+percent initial"))
+    title = "Rewrite funnel"
+    if expansion_ratio is not None:
+        title += f" (expansion ratio {expansion_ratio:.2f})"
+    fig.update_layout(title=title)
+    return fig

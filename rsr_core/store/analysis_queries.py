@@ -1,0 +1,89 @@
+"""Frames the analysis reads: passed rewrites with their stored commands, runs for pass@k, solved sets.
+
+The analysis modules are pure functions of these frames; every query of theirs lives here. Commands come from
+the `commands` table (normalised at ingest), so nothing re-parses trajectory JSON.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import duckdb
+import pandas as pd
+
+from rsr_core.store import pipeline, queries
+
+# Rewrites that passed the verifier, of a known task; the pair population of the similarity analysis.
+_PASSED_REWRITES = """
+SELECT t.trajectory_id, t.task_id, t.runbook_id, t.source_trajectory_id, k.category
+FROM trajectories t LEFT JOIN tasks k USING (task_id)
+WHERE t.kind = 'rewrite' AND t.task_id IS NOT NULL AND t.reward >= 1.0 {task_clause}
+"""
+
+
+def _task_clause(task_id: str | None) -> tuple[str, list[Any]]:
+    return ("AND t.task_id = ?", [task_id]) if task_id else ("", [])
+
+
+def passed_rewrites(cur: duckdb.DuckDBPyConnection, task_id: str | None = None) -> pd.DataFrame:
+    """Passed rewrite trajectories: trajectory_id, task_id, runbook_id, source_trajectory_id, category.
+
+    Ordered by task_id, trajectory_id (the order pairs are enumerated in).
+    """
+    clause, params = _task_clause(task_id)
+    sql = _PASSED_REWRITES.format(task_clause=clause) + " ORDER BY t.task_id, t.trajectory_id"
+    return cur.execute(sql, params).fetch_df()
+
+
+def passed_rewrite_commands(cur: duckdb.DuckDBPyConnection, task_id: str | None = None) -> pd.DataFrame:
+    """The stored commands of the passed rewrites: trajectory_id, seq, command, ordered by trajectory and seq."""
+    clause, params = _task_clause(task_id)
+    sql = (
+        "SELECT c.trajectory_id, c.seq, c.command FROM commands c "
+        f"JOIN ({_PASSED_REWRITES.format(task_clause=clause)}) p USING (trajectory_id) "
+        "ORDER BY c.trajectory_id, c.seq"
+    )
+    return cur.execute(sql, params).fetch_df()
+
+
+def runs_for_pass_at_k(cur: duckdb.DuckDBPyConnection, kind: str | None = None) -> pd.DataFrame:
+    """Every run of a known task (optionally of one kind): trajectory_id, task_id, model, harness, reward.
+
+    reward is NaN when the run was never verified (pass@k counts it as a failed run).
+    """
+    where, params = "task_id IS NOT NULL", []
+    if kind:
+        where += " AND kind = ?"
+        params.append(kind)
+    return cur.execute(
+        f"SELECT trajectory_id, task_id, model, harness, reward FROM trajectories WHERE {where} "
+        "ORDER BY task_id, trajectory_id",
+        params,
+    ).fetch_df()
+
+
+def discovery_outcomes(cur: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """Per (harness, task) of discovery runs: harness, task_id, category, runs, solved (some reward >= 1).
+
+    The same rule as `rsr stats coverage` (rsr_core/store/queries.py coverage).
+    """
+    return cur.execute(
+        """
+        SELECT d.harness, d.task_id, k.category, d.runs, d.solved FROM (
+            SELECT harness, task_id, count(*) AS runs, max(coalesce(reward, 0) >= 1.0) AS solved
+            FROM trajectories WHERE kind = 'discovery' AND task_id IS NOT NULL
+            GROUP BY harness, task_id
+        ) d LEFT JOIN tasks k USING (task_id)
+        ORDER BY d.harness, d.task_id
+        """
+    ).fetch_df()
+
+
+def coverage(cur: duckdb.DuckDBPyConnection) -> dict[str, Any]:
+    """`rsr stats coverage` figures (delegates to the one implementation)."""
+    return queries.coverage(cur)
+
+
+def funnel(cur: duckdb.DuckDBPyConnection) -> dict[str, Any]:
+    """`rsr stats funnel` figures, expansion ratio included (delegates to the one implementation)."""
+    return pipeline.funnel(cur)

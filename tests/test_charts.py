@@ -1,0 +1,57 @@
+"""Figure builders on small frames from the analysis functions."""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from rsr_core import charts
+from rsr_core.analysis import coverage
+from rsr_core.analysis.similarity import score_pairs, summary_frame
+
+REWRITES = pd.DataFrame(
+    {
+        "trajectory_id": ["a", "b", "c", "d"],
+        "task_id": ["t1", "t1", "t1", "t2"],
+        "runbook_id": ["r1", "r1", "r2", "r3"],
+        "category": ["files", "files", "files", None],
+    }
+)
+COMMANDS = pd.DataFrame(
+    {
+        "trajectory_id": ["a", "a", "b", "c", "d"],
+        "seq": [0, 1, 0, 0, 0],
+        "command": ["ls", "cat x", "ls", "pwd", "ls"],
+    }
+)
+
+
+def test_similarity_figures():
+    pairs = score_pairs(REWRITES, COMMANDS)
+    for shape in ("box", "violin"):
+        fig = charts.similarity_by_metric(pairs, shape=shape)
+        assert isinstance(fig, go.Figure) and [t.name for t in fig.data] == ["same-runbook", "cross-runbook"]
+    assert len(charts.similarity_by_task(pairs, "exact").data) == 2
+    assert len(charts.similarity_by_category(pairs, "fuzzy", shape="violin").data) == 2
+    heat = charts.pair_heatmap(pairs, "exact", task_id="t1")
+    z = heat.data[0].z
+    assert len(z) == 3 and z[0][1] == 0.5  # a-b, grouped by runbook (r1: a, b; r2: c)
+    assert len(heat.layout.shapes) == 2  # one boundary, drawn on both axes
+    table = charts.similarity_table(summary_frame(pairs))
+    assert table.data[0].cells.values[0][0] == "exact (set Jaccard)"
+
+
+def test_coverage_and_funnel_figures():
+    outcomes = pd.DataFrame(
+        {"harness": ["rsrt", "rsrt", "statem"], "task_id": ["t1", "t2", "t2"], "solved": [True, True, True]}
+    )
+    upset = coverage.upset_frame(outcomes)
+    fig = charts.coverage_upset(upset)
+    assert list(fig.data[0].y) == [1, 1]  # t2 by both, t1 by rsrt only
+    assert len(fig.data) == 3  # bars + one dot row per harness
+    stats = {"harnesses": {"rsrt": {"attempted_tasks": 2, "solved_tasks": 2, "unique_solved": 1}}}
+    assert len(charts.coverage_bars(coverage.harness_frame(stats), union_solved=2).data) == 3
+    funnel = coverage.funnel_frame(
+        {"sources": 2, "runbooks": 8, "executions": 32, "verified": 28, "kept": 27}
+    )
+    assert list(charts.funnel_chart(funnel, 13.5).data[0].x) == [2, 8, 0, 32, 28, 27]
