@@ -9,6 +9,7 @@ from typing import Any
 from rsr_core.analysis.commands import keystrokes_of_call
 from rsr_core.harness.protocol import parse_lenient, split_message
 from rsr_core.ingest.control import canonical_harness, is_control_message, task_id_of
+from rsr_core.ingest.provenance import STORED_TRAJECTORY_FIELDS, stored_step_values
 from rsr_core.ingest.reading import FormatError, expect
 from rsr_core.models import KINDS, Command, Step, Trajectory
 
@@ -173,36 +174,34 @@ def parse_steps(raw_steps: Any) -> list[Step]:
         step_extra = {
             k: v
             for k, v in extra.items()
-            if k not in ("harness_control", "rsr_private_guidance", "task_complete")
+            if k not in ("harness_control", "rsr_private_guidance", "task_complete", "rsr_step")
         }
         if leftover:
             step_extra["_atif"] = leftover
         if metrics.get("cached_tokens") is not None:
             step_extra["cached_tokens"] = metrics.get("cached_tokens")
-        steps.append(
-            Step.model_construct(
-                index=step_id,
-                source=source,
-                message=message,
-                analysis=analysis,
-                plan=plan,
-                reasoning=reasoning if isinstance(reasoning, str) else None,
-                commands=commands,
-                observation=_observation(raw.get("observation"), f"{where}.observation"),
-                task_complete=complete or bool(extra.get("task_complete")),
-                harness_control=control,
-                private_guidance=bool(extra.get("rsr_private_guidance")),
-                model_name=raw.get("model_name") if isinstance(raw.get("model_name"), str) else None,
-                timestamp=str(raw["timestamp"]) if raw.get("timestamp") is not None else None,
-                prompt_tokens=_int(metrics.get("prompt_tokens"), f"{where}.metrics.prompt_tokens"),
-                completion_tokens=_int(
-                    metrics.get("completion_tokens"), f"{where}.metrics.completion_tokens"
-                ),
-                cost_usd=_num(metrics.get("cost_usd"), f"{where}.metrics.cost_usd"),
-                extra=step_extra,
-                schema_version=1,
-            )
+        fields = dict(
+            index=step_id,
+            source=source,
+            message=message,
+            analysis=analysis,
+            plan=plan,
+            reasoning=reasoning if isinstance(reasoning, str) else None,
+            commands=commands,
+            observation=_observation(raw.get("observation"), f"{where}.observation"),
+            task_complete=complete or bool(extra.get("task_complete")),
+            harness_control=control,
+            private_guidance=bool(extra.get("rsr_private_guidance")),
+            model_name=raw.get("model_name") if isinstance(raw.get("model_name"), str) else None,
+            timestamp=str(raw["timestamp"]) if raw.get("timestamp") is not None else None,
+            prompt_tokens=_int(metrics.get("prompt_tokens"), f"{where}.metrics.prompt_tokens"),
+            completion_tokens=_int(metrics.get("completion_tokens"), f"{where}.metrics.completion_tokens"),
+            cost_usd=_num(metrics.get("cost_usd"), f"{where}.metrics.cost_usd"),
+            extra=step_extra,
+            schema_version=1,
         )
+        fields.update(stored_step_values(extra.get("rsr_step"), f"{where}.extra.rsr_step"))
+        steps.append(Step.model_construct(**fields))
     return steps
 
 
@@ -216,7 +215,14 @@ def rsr_extra(obj: dict) -> dict:
         expect(rsr["kind"] in KINDS, "extra.rsr.kind", "discovery, rewrite or eval", rsr["kind"])
     if rsr.get("reward") is not None:
         _num(rsr["reward"], "extra.rsr.reward")
-    for key in ("task_id", "harness", "source_trajectory_id", "runbook_id", "job_id"):
+    for key in (
+        "task_id",
+        "harness",
+        "source_trajectory_id",
+        "runbook_id",
+        "job_id",
+        *STORED_TRAJECTORY_FIELDS,
+    ):
         if rsr.get(key) is not None:
             expect(isinstance(rsr[key], str), f"extra.rsr.{key}", "a string", rsr[key])
     return rsr
@@ -246,26 +252,29 @@ def parse_atif(obj: Any) -> tuple[Trajectory, dict]:
             extra[key] = obj[key]
     if agent.get("extra"):
         extra["agent_extra"] = agent["extra"]
-    extra["schema_version"] = obj["schema_version"]
+    schema_version = rsr.get("source_schema_version", obj["schema_version"])
+    if schema_version is not None:
+        extra["schema_version"] = schema_version
     instruction = next((s.message for s in steps if s.source == "user"), None)
+    agent_model = agent.get("model_name") if isinstance(agent.get("model_name"), str) else None
     traj = Trajectory.model_construct(
         trajectory_id=traj_id,
-        session_id=session_id if isinstance(session_id, str) else None,
+        session_id=rsr.get("session_id", session_id if isinstance(session_id, str) else None),
         task_id=task_id_of(rsr.get("task_id")),
         kind=rsr.get("kind") or "discovery",
         harness=canonical_harness(rsr.get("harness") or agent["name"]),
-        agent_name=agent["name"],
+        agent_name=rsr.get("agent_name", agent["name"]),
         agent_version=str(agent["version"]) if agent.get("version") is not None else None,
-        model=agent.get("model_name") if isinstance(agent.get("model_name"), str) else None,
+        model=rsr.get("model", agent_model),
         reward=float(rsr["reward"]) if rsr.get("reward") is not None else None,
         source_trajectory_id=rsr.get("source_trajectory_id"),
         runbook_id=rsr.get("runbook_id"),
         job_id=rsr.get("job_id"),
-        instruction=rsr.get("instruction") if isinstance(rsr.get("instruction"), str) else instruction,
-        started_at=steps[0].timestamp if steps else None,
-        finished_at=steps[-1].timestamp if steps else None,
-        exception=None,
-        verifier_output=None,
+        instruction=rsr.get("instruction", instruction),
+        started_at=rsr.get("started_at", steps[0].timestamp if steps else None),
+        finished_at=rsr.get("finished_at", steps[-1].timestamp if steps else None),
+        exception=rsr.get("exception", None),
+        verifier_output=rsr.get("verifier_output", None),
         scripted=bool(rsr.get("scripted")),
         origin=None,
         content_hash="",

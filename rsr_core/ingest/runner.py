@@ -5,16 +5,18 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rsr_core.ingest.atif import is_atif, parse_atif
 from rsr_core.ingest.detect import EXPECTED, Unit, detect_units
 from rsr_core.ingest.harbor import read_trial
+from rsr_core.ingest.provenance import carried_verdicts
 from rsr_core.ingest.reading import FormatError, parse_json_bytes, sha256
 from rsr_core.ingest.tasks import content_hash, read_harbor_task, read_tb1_task
 from rsr_core.ingest.tb1 import read_tb1_trial
-from rsr_core.models import IngestError, IngestReport, Task, Trajectory
+from rsr_core.models import IngestError, IngestReport, Review, Task, Trajectory, TransferVerdict
+from rsr_core.store.export_queries import store_carried_verdicts
 from rsr_core.store.store import Store
 
 BATCH_STEPS = 50_000
@@ -31,10 +33,16 @@ class Parsed:
     task: Task | None = None
     task_hash: str | None = None
     error: str | None = None
+    transfer: TransferVerdict | None = None
+    reviews: list[Review] = field(default_factory=list)
 
 
 def read_atif_file(path: Path, harness: str | None, kind: str | None) -> Trajectory:
     """A bare ATIF trajectory file (provenance from `extra.rsr`)."""
+    return _read_atif(path, harness, kind)[0]
+
+
+def _read_atif(path: Path, harness: str | None, kind: str | None) -> tuple[Trajectory, dict]:
     data = path.read_bytes()
     obj = parse_json_bytes(data, "ATIF JSON")
     if not is_atif(obj):
@@ -48,7 +56,7 @@ def read_atif_file(path: Path, harness: str | None, kind: str | None) -> Traject
     if kind:
         traj.kind = kind
     traj.content_hash = sha256(data)
-    return traj
+    return traj, rsr
 
 
 def parse_unit(unit: Unit, harness: str | None = None, kind: str | None = None) -> Parsed:
@@ -64,7 +72,10 @@ def parse_unit(unit: Unit, harness: str | None = None, kind: str | None = None) 
         elif unit.kind == "tb1_trial":
             traj = read_tb1_trial(unit.path, harness, kind)
         else:
-            traj = read_atif_file(unit.path, harness, kind)
+            traj, rsr = _read_atif(unit.path, harness, kind)
+            transfer, reviews = carried_verdicts(rsr, traj.trajectory_id)
+            traj.origin = str(unit.path)
+            return Parsed(unit, trajectory=traj, transfer=transfer, reviews=reviews)
         traj.origin = str(unit.path)
         return Parsed(unit, trajectory=traj)
     except FormatError as exc:
@@ -155,17 +166,27 @@ class Ingestor:
             self._seen[traj.trajectory_id] = known[traj.trajectory_id] = traj.content_hash
             fresh.append(parsed)
         try:
-            self.report.tasks_added += self.store.write_trajectories([p.trajectory for p in fresh])
+            self.report.tasks_added += self._write(fresh)
             self.report.trajectories_added += len(fresh)
         except Exception:
             # Find the file the batch cannot take; every other file is stored on its own.
             for parsed in fresh:
                 try:
-                    self.report.tasks_added += self.store.write_trajectories([parsed.trajectory])
+                    self.report.tasks_added += self._write([parsed])
                     self.report.trajectories_added += 1
                 except Exception as exc:  # noqa: BLE001 - reported per file, nothing of it stored
                     self._seen.pop(parsed.trajectory.trajectory_id, None)
                     self._fail(parsed.unit.path, f"could not be stored: {exc}")
+
+    def _write(self, batch: list[Parsed]) -> int:
+        """Trajectories and the verdicts they carry, in one transaction; returns tasks added."""
+        with self.store.transaction() as cur:
+            added = self.store.write_trajectories([p.trajectory for p in batch], cur)
+            for parsed in batch:
+                if parsed.transfer is not None:
+                    parsed.transfer.trajectory_id = parsed.trajectory.trajectory_id
+                store_carried_verdicts(cur, parsed.transfer, parsed.reviews)
+        return added
 
 
 def _alt_id(traj: Trajectory) -> str:

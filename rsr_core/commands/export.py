@@ -1,0 +1,104 @@
+"""`rsr export`: fine-tuning data (SFT chat JSONL, ShareGPT, Parquet, ATIF), only what should train."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from rsr_core.commands.common import add_db, add_json, emit, open_store
+from rsr_core.export import FORMATS, ExportError, ExportFilters, ExportSummary, export
+from rsr_core.models import KINDS
+from rsr_core.settings import Settings
+
+_REASON_WORDS = {
+    "direct_terminus": "terminus-2 discovery excluded",
+    "eval": "eval",
+    "harness": "harness",
+    "not_verified": "not verified",
+    "answer_transfer": "answer transfer",
+    "human_rejected": "human-rejected",
+}
+
+
+def _kinds(text: str) -> list[str]:
+    kinds = [k.strip() for k in text.split(",") if k.strip()]
+    bad = [k for k in kinds if k not in KINDS]
+    if bad or not kinds:
+        raise argparse.ArgumentTypeError(
+            f"expected a comma-separated list of {', '.join(KINDS)}, got {text!r}"
+        )
+    return kinds
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the command."""
+    p = sub.add_parser(
+        "export",
+        help="write fine-tuning data: sft-jsonl, sharegpt, parquet or atif",
+        description=(
+            "Export what should train, with provenance: rewrites that passed the verifier, show no answer "
+            "transfer and whose runbook no human rejected, plus terminus-2 discovery successes unchanged; never "
+            "other harnesses' discovery runs. Exact duplicates are dropped and a README.md dataset card is "
+            "written beside the output. --all turns the training filters off (archiving, moving data)."
+        ),
+    )
+    p.add_argument("--format", required=True, choices=FORMATS, help="output format")
+    p.add_argument(
+        "--out", required=True, help="output file (a new or empty directory for atif; ShareGPT .json = array)"
+    )
+    p.add_argument(
+        "--kind",
+        type=_kinds,
+        default=["rewrite", "discovery"],
+        metavar="KIND[,KIND]",
+        help="trajectory kinds to select (default rewrite,discovery)",
+    )
+    p.add_argument(
+        "--include-direct-terminus",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="include terminus-2 discovery successes unchanged, as in the paper (default: yes)",
+    )
+    p.add_argument("--task", nargs="+", action="extend", default=[], metavar="ID", help="only these task ids")
+    p.add_argument(
+        "--all",
+        dest="all_trajectories",
+        action="store_true",
+        help="training filters off: every selected trajectory (atif: every step, with verdicts and reviews)",
+    )
+    add_db(p)
+    add_json(p)
+    p.set_defaults(handler=export_cmd)
+
+
+def describe(summary: ExportSummary) -> str:
+    """The human summary: what was written, how many were left out and why."""
+    left = summary.left_out
+    reasons = ", ".join(f"{_REASON_WORDS[k]} {v}" for k, v in left.model_dump().items() if v)
+    return "\n".join(
+        [
+            f"exported {summary.exported} of {summary.selected} selected trajectories to {summary.out} "
+            f"({summary.format}{', ' + summary.atif_version if summary.atif_version else ''})",
+            f"left out {left.total}" + (f": {reasons}" if reasons else ""),
+            f"exact duplicates dropped {summary.duplicates}",
+            f"dataset card {summary.card}",
+        ]
+    )
+
+
+def export_cmd(args: argparse.Namespace, settings: Settings) -> int:
+    """Run the export."""
+    filters = ExportFilters(
+        kinds=args.kind,
+        task_ids=args.task,
+        include_direct_terminus=args.include_direct_terminus,
+        all_trajectories=args.all_trajectories,
+    )
+    store = open_store(args, settings, read_only=True)
+    try:
+        summary = export(store, args.format, args.out, filters)
+    except ExportError as exc:
+        print(f"rsr: {exc}", file=sys.stderr)
+        return 1
+    emit(args, summary.model_dump(mode="json"), describe(summary))
+    return 0

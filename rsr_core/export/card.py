@@ -1,0 +1,112 @@
+"""The dataset card (README.md) written beside an export: what is in it, how it was filtered, by whom and when."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rsr_core.export.models import ExportSummary, LeftOut
+
+CARD_MARKER = "<!-- rsr-studio export dataset card -->"
+
+_COLUMNS = {
+    "sft-jsonl": "`messages` [{role: system|user|assistant, content}]",
+    "sharegpt": "`conversations` [{from: system|human|gpt, value}]",
+    "parquet": "`messages` list<struct<role, content>>",
+}
+_REASONS = {
+    "direct_terminus": "terminus-2 discovery runs excluded by `--no-include-direct-terminus`",
+    "eval": "eval runs (never train)",
+    "harness": "discovery runs of another harness (StateM, RSRT, …: harness scaffolding)",
+    "not_verified": "did not pass the verifier",
+    "answer_transfer": "answer transfer found",
+    "human_rejected": "runbook rejected by its latest human review",
+}
+
+
+def card_path(out: Path, fmt: str) -> Path:
+    """README.md beside the output (inside the directory for ATIF). A README.md that is not this output's card
+    (another file, or the card of another export) is never overwritten: the card is then <stem>.README.md."""
+    if fmt == "atif":
+        return out / "README.md"
+    readme = out.parent / "README.md"
+    if not readme.exists():
+        return readme
+    head = readme.read_text(encoding="utf-8", errors="replace")[:4000]
+    if CARD_MARKER in head and _data_line(out.name) in head:
+        return readme
+    return out.parent / f"{out.stem}.README.md"
+
+
+def _data_line(name: str) -> str:
+    return f"- Data: `{name}`"
+
+
+def _table(title: str, counts: dict[str, int], label: str) -> list[str]:
+    lines = [f"### {title}", "", f"| {label} | rows |", "| --- | ---: |"]
+    lines += [
+        f"| {name or '(none)'} | {n} |" for name, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    ]
+    return [*lines, ""]
+
+
+def render_card(summary: ExportSummary, data_file: str | None) -> str:
+    """The card's Markdown (with Hugging Face front matter naming the data file, when there is one)."""
+    s, f = summary, summary.filters
+    lines: list[str] = []
+    if data_file:
+        lines += ["---", "configs:", "- config_name: default", f"  data_files: {data_file}", "---"]
+    lines += [CARD_MARKER, "", "# RSR Studio export", ""]
+    lines += [
+        _data_line(Path(s.out).name),
+        f"- Format: `{s.format}`" + (f" ({s.atif_version})" if s.atif_version else ""),
+        f"- Written: {s.created_at.isoformat(timespec='seconds')} by rsr-studio {s.tool_version}",
+        f"- Rows: {s.exported} exported of {s.selected} selected; {s.duplicates} exact duplicates dropped; "
+        f"{s.left_out.total} left out",
+        "",
+        "## Filters",
+        "",
+        f"- Kinds: {', '.join(f.kinds)}",
+        f"- Tasks: {', '.join(f.task_ids) if f.task_ids else 'all'}",
+        f"- terminus-2 discovery successes included unchanged: {'yes' if f.include_direct_terminus else 'no'}",
+    ]
+    if f.all_trajectories:
+        lines.append(
+            "- Training filters: **off** (`--all`): every selected trajectory, whatever its verdicts"
+        )
+    else:
+        lines += [
+            "- Training filters: on. Rewrites that passed the verifier, show no answer transfer and whose runbook",
+            "  no human rejected; terminus-2 discovery runs that solved their task. Never other harnesses' runs.",
+        ]
+    lines += ["", "### Left out", "", "| reason | trajectories |", "| --- | ---: |"]
+    lines += [
+        f"| {_REASONS[k]} | {v} |" for k, v in s.left_out.model_dump().items() if k in LeftOut.model_fields
+    ]
+    lines += [f"| exact duplicate of an exported row | {s.duplicates} |", "", "## Counts", ""]
+    lines += _table("By kind", s.by_kind, "kind")
+    lines += _table("By harness", s.by_harness, "harness")
+    lines += _table("By category", s.by_category, "category")
+    lines += _table("By task", s.by_task, "task")
+    lines += ["## Contents", ""]
+    if s.format == "atif":
+        lines += [
+            "One ATIF trajectory file per trajectory under `<task>/`, with RSR provenance in root `extra.rsr`",
+            "(task_id, harness, kind, reward, source_trajectory_id, runbook_id, job_id, …). "
+            + (
+                "Every step is kept and answer-transfer verdicts and runbook reviews travel in `extra.rsr`: "
+                "`rsr ingest` of this directory restores the trajectories as they were stored."
+                if f.all_trajectories
+                else "Only the steps that train are kept (no private guidance, no harness-control steps)."
+            ),
+            "",
+        ]
+    else:
+        lines += [
+            f"Each row: {_COLUMNS[s.format]}, and outside the messages `task_id`, `trajectory_id`, `kind`,",
+            "`harness`, `model`, `source_trajectory_id`, `runbook_id`, `reward`. Messages are the Terminus 2",
+            "conversation a model sees at inference: the prompt (instruction and initial terminal state),",
+            "assistant turns as Terminus 2 JSON, user turns as terminal observations. Runbooks, critic",
+            "dialogue, harness-control steps and RSR provenance never appear in messages.",
+            "",
+        ]
+    return "\n".join(lines)

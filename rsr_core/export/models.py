@@ -1,0 +1,105 @@
+"""Typed inputs and outputs of export: the filters, the preview of what would be exported, the summary."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+ExportFormat = Literal["sft-jsonl", "sharegpt", "parquet", "atif"]
+FORMATS: tuple[str, ...] = ("sft-jsonl", "sharegpt", "parquet", "atif")
+ExportKind = Literal["rewrite", "discovery", "eval"]
+ATIF_VERSION = "ATIF-v1.6"
+"""The ATIF version export writes (any of ATIF-v1.0 … v1.8 is read)."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(use_attribute_docstrings=True, extra="forbid")
+
+
+class ExportFilters(_Model):
+    """What to export. By default only what should train (the training filters); `all_trajectories` turns
+    those filters off, for archiving or moving data between machines."""
+
+    kinds: list[ExportKind] = Field(default_factory=lambda: ["rewrite", "discovery"])
+    """Trajectory kinds to select (`--kind`)."""
+    task_ids: list[str] = Field(default_factory=list)
+    """Only these tasks (`--task`); empty selects every task."""
+    include_direct_terminus: bool = True
+    """Include terminus-2 discovery successes unchanged, as in the paper (`--no-include-direct-terminus`)."""
+    all_trajectories: bool = False
+    """Training filters off (`--all`): every selected trajectory is exported, whatever its verdicts."""
+
+
+class LeftOut(_Model):
+    """Selected trajectories that are not exported, by the first reason that applies (in this order)."""
+
+    direct_terminus: int = 0
+    """terminus-2 discovery runs left out by `--no-include-direct-terminus`."""
+    eval: int = 0
+    """eval runs (they never train)."""
+    harness: int = 0
+    """Discovery runs of another harness than terminus-2 (StateM, RSRT: they carry harness scaffolding)."""
+    not_verified: int = 0
+    """Runs that did not pass the verifier (reward < 1.0 or never verified)."""
+    answer_transfer: int = 0
+    """Verified rewrites flagged for answer transfer."""
+    human_rejected: int = 0
+    """Verified rewrites without answer transfer whose runbook's latest human review is a rejection."""
+
+    @property
+    def total(self) -> int:
+        """All left-out trajectories."""
+        return sum(self.model_dump().values())
+
+
+class ExportPreview(_Model):
+    """What an export with these filters would take, before anything is written (duplicates are found only
+    while exporting, as they depend on the training messages)."""
+
+    selected: int
+    """Trajectories matching the kind and task selection."""
+    eligible: int
+    """Selected trajectories that pass the filters (exported unless duplicates)."""
+    left_out: LeftOut
+    """Selected trajectories left out, by reason."""
+    eligible_by_kind: dict[str, int] = Field(default_factory=dict)
+    """Eligible trajectories per kind."""
+    eligible_by_harness: dict[str, int] = Field(default_factory=dict)
+    """Eligible trajectories per harness."""
+
+
+class ExportSummary(_Model):
+    """The result of one export (`rsr export --json` prints it)."""
+
+    format: ExportFormat
+    """Output format."""
+    out: str
+    """File (or, for ATIF, directory) written."""
+    card: str
+    """Dataset card (README.md) written beside the output."""
+    created_at: datetime
+    """When the export ran (UTC)."""
+    tool_version: str
+    """rsr-studio version that wrote it."""
+    atif_version: str | None = None
+    """ATIF schema_version of the files, for the atif format."""
+    filters: ExportFilters
+    """Filters used."""
+    selected: int
+    """Trajectories matching the kind and task selection."""
+    exported: int
+    """Rows (trajectories) written."""
+    duplicates: int
+    """Eligible trajectories dropped because an exported one had exactly the same training messages."""
+    left_out: LeftOut
+    """Selected trajectories left out, by reason."""
+    by_task: dict[str, int] = Field(default_factory=dict)
+    """Exported rows per task id ("" for trajectories without a task)."""
+    by_category: dict[str, int] = Field(default_factory=dict)
+    """Exported rows per task category ("" when the task has none)."""
+    by_harness: dict[str, int] = Field(default_factory=dict)
+    """Exported rows per harness."""
+    by_kind: dict[str, int] = Field(default_factory=dict)
+    """Exported rows per kind."""

@@ -1,0 +1,98 @@
+"""RSR provenance beyond the DESIGN convention: what `rsr export` writes so that ingest reads back exactly what
+was stored (trajectory fields in root `extra.rsr`, step fields in step `extra.rsr_step`, and the pipeline
+verdicts an archive carries)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rsr_core.ingest.reading import FormatError, expect
+from rsr_core.models import Command, Review, TransferVerdict
+
+# Step fields an RSR export carries in step `extra.rsr_step` when reading would derive them differently.
+STORED_STEP_FIELDS = {
+    "index": int,
+    "analysis": (str, type(None)),
+    "plan": (str, type(None)),
+    "commands": list,
+    "observation": (str, type(None)),
+    "task_complete": bool,
+    "harness_control": bool,
+}
+
+
+def stored_step_values(raw: Any, where: str) -> dict[str, Any]:
+    """Validated step `extra.rsr_step`: the stored values of fields reading would derive differently."""
+    if raw is None:
+        return {}
+    expect(isinstance(raw, dict), where, "an object", raw)
+    out = {}
+    for key, value in raw.items():
+        expect(key in STORED_STEP_FIELDS, f"{where}.{key}", "a stored step field", key)
+        expect(
+            isinstance(value, STORED_STEP_FIELDS[key]),
+            f"{where}.{key}",
+            "a value of the field's type",
+            value,
+        )
+        out[key] = value
+    if "commands" in out:
+        cmds = out["commands"]
+        expect(all(isinstance(c, dict) for c in cmds), f"{where}.commands", "command objects", cmds)
+        try:
+            out["commands"] = [Command(**c) for c in cmds]
+        except (TypeError, ValueError):
+            raise FormatError(
+                f"{where}.commands: expected {{keystrokes, duration, function_name}} objects"
+            ) from None
+    return out
+
+
+# Trajectory fields an RSR export carries in `extra.rsr` (ATIF has no place for them, or only a derived one);
+# when a key is present its value is the stored one, null included.
+STORED_TRAJECTORY_FIELDS = (
+    "session_id",
+    "agent_name",
+    "model",
+    "instruction",
+    "started_at",
+    "finished_at",
+    "exception",
+    "verifier_output",
+    "source_schema_version",
+)
+
+
+def carried_verdicts(rsr: dict, trajectory_id: str) -> tuple[TransferVerdict | None, list[Review]]:
+    """The answer-transfer verdict (`extra.rsr.transfer_check`) and the runbook's review history
+    (`extra.rsr.reviews`, oldest first) an archive export carries; (None, []) when absent."""
+    transfer = None
+    raw = rsr.get("transfer_check")
+    if raw is not None:
+        expect(isinstance(raw, dict), "extra.rsr.transfer_check", "an object", raw)
+        try:
+            transfer = TransferVerdict(trajectory_id=trajectory_id, **raw)
+        except (TypeError, ValueError) as exc:
+            raise FormatError(f"extra.rsr.transfer_check: {_first_error(exc)}") from None
+    reviews: list[Review] = []
+    raw = rsr.get("reviews")
+    if raw is not None:
+        expect(isinstance(raw, list), "extra.rsr.reviews", "a list of review objects", raw)
+        expect(
+            isinstance(rsr.get("runbook_id"), str), "extra.rsr.runbook_id", "a string (reviews need it)", None
+        )
+        for i, item in enumerate(raw):
+            expect(isinstance(item, dict), f"extra.rsr.reviews[{i}]", "an object", item)
+            try:
+                reviews.append(Review(runbook_id=rsr["runbook_id"], **item))
+            except (TypeError, ValueError) as exc:
+                raise FormatError(f"extra.rsr.reviews[{i}]: {_first_error(exc)}") from None
+    return transfer, reviews
+
+
+def _first_error(exc: Exception) -> str:
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        err = errors()[0]
+        return f"{'.'.join(str(x) for x in err['loc'])}: {err['msg']}"
+    return str(exc)

@@ -1,0 +1,193 @@
+"""Store access for export: which trajectories train (and why the others do not), whole trajectories read in
+batches in a stable order, and the pipeline verdicts that travel with an archive (`rsr export --all`)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from rsr_core.models import SCHEMA_VERSION, Command, Review, Step, Trajectory, TransferVerdict
+from rsr_core.store.pipeline import REWRITE_STATUS_SQL, insert_transfer
+from rsr_core.store.queries import _STEP_FIELDS, _TRAJ_FIELDS
+from rsr_core.store.sql import registered, scalar
+
+# Why a selected trajectory is left out, in the order the reasons are tested (the first that applies counts).
+LEFT_OUT_REASONS = ("direct_terminus", "eval", "harness", "not_verified", "answer_transfer", "human_rejected")
+
+# Rewrites train iff REWRITE_STATUS_SQL keeps them; discovery runs iff terminus-2 solved the task; evals never.
+# Other discovery harnesses (StateM, RSRT, …) carry scaffolding the model will not have at inference.
+_SELECTED_SQL = f"""
+WITH status AS ({REWRITE_STATUS_SQL}),
+selected AS (
+    SELECT t.trajectory_id, t.task_id, t.kind, t.harness,
+        CASE
+            WHEN NOT $include_direct AND t.kind = 'discovery' AND t.harness = 'terminus-2' THEN 'direct_terminus'
+            WHEN NOT $training THEN NULL
+            WHEN t.kind = 'eval' THEN 'eval'
+            WHEN t.kind = 'rewrite' THEN CASE
+                WHEN s.kept THEN NULL
+                WHEN NOT s.verified THEN 'not_verified'
+                WHEN s.answer_transfer THEN 'answer_transfer'
+                ELSE 'human_rejected' END
+            WHEN t.harness <> 'terminus-2' THEN 'harness'
+            WHEN coalesce(t.reward, 0) < 1.0 THEN 'not_verified'
+        END AS left_out
+    FROM trajectories t LEFT JOIN status s USING (trajectory_id)
+    WHERE list_contains($kinds, t.kind) AND (len($tasks) = 0 OR list_contains($tasks, t.task_id))
+)
+"""
+
+
+def _params(
+    kinds: Iterable[str], task_ids: Iterable[str], include_direct_terminus: bool, training: bool
+) -> dict[str, Any]:
+    return {
+        "kinds": list(kinds),
+        "tasks": list(task_ids),
+        "include_direct": include_direct_terminus,
+        "training": training,
+    }
+
+
+def selection_counts(
+    cur: duckdb.DuckDBPyConnection,
+    kinds: Iterable[str],
+    task_ids: Iterable[str] = (),
+    include_direct_terminus: bool = True,
+    training: bool = True,
+) -> list[tuple[str | None, str, str, int]]:
+    """(left_out reason or None for exported, kind, harness, count) over the selected trajectories."""
+    params = _params(kinds, task_ids, include_direct_terminus, training)
+    sql = _SELECTED_SQL + "SELECT left_out, kind, harness, count(*) FROM selected GROUP BY ALL ORDER BY ALL"
+    return [(r[0], r[1], r[2], int(r[3])) for r in cur.execute(sql, params).fetchall()]
+
+
+def stream_exported_ids(
+    cur: duckdb.DuckDBPyConnection,
+    kinds: Iterable[str],
+    task_ids: Iterable[str] = (),
+    include_direct_terminus: bool = True,
+    training: bool = True,
+    batch_rows: int = 500,
+) -> pa.RecordBatchReader:
+    """Ids of the trajectories to export, in a stable order, as Arrow record batches.
+
+    The reader keeps a result open on `cur`: give it a cursor of its own and read batches on another."""
+    params = _params(kinds, task_ids, include_direct_terminus, training)
+    sql = (
+        _SELECTED_SQL + "SELECT trajectory_id FROM selected WHERE left_out IS NULL "
+        "ORDER BY task_id NULLS LAST, kind, harness, trajectory_id"
+    )
+    return cur.sql(sql, params=params).to_arrow_reader(batch_rows)
+
+
+def _rows(cur: duckdb.DuckDBPyConnection, sql: str) -> list[dict[str, Any]]:
+    return cur.sql(sql).to_arrow_table().to_pylist()
+
+
+def read_trajectories(cur: duckdb.DuckDBPyConnection, ids: pa.Array | list[str]) -> list[Trajectory]:
+    """Whole trajectories (steps and commands) for these ids, in the order given; unknown ids are skipped."""
+    table = pa.table({"trajectory_id": pa.array(ids, pa.string())})
+    table = table.append_column("ord", pa.array(range(table.num_rows), pa.int64()))
+    traj_cols = ", ".join("t." + f for f in _TRAJ_FIELDS)
+    step_cols = ", ".join("s." + f for f in _STEP_FIELDS)
+    with registered(cur, "_export_ids", table) as name:
+        join = f"JOIN {name} b USING (trajectory_id)"
+        metas = _rows(cur, f"SELECT {traj_cols} FROM trajectories t {join} ORDER BY b.ord")
+        steps = _rows(
+            cur, f"SELECT s.trajectory_id, {step_cols} FROM steps s {join} ORDER BY b.ord, s.step_index"
+        )
+        actions = _rows(
+            cur,
+            "SELECT a.trajectory_id, a.step_index, a.function_name, a.keystrokes, a.duration "
+            f"FROM actions a {join} ORDER BY b.ord, a.step_index, a.action_index",
+        )
+    commands: dict[tuple[str, int], list[Command]] = {}
+    for a in actions:
+        fn = a["function_name"] or "bash_command"
+        command = Command(keystrokes=a["keystrokes"], duration=a["duration"], function_name=fn)
+        commands.setdefault((a["trajectory_id"], a["step_index"]), []).append(command)
+    steps_of: dict[str, list[Step]] = {}
+    for s in steps:
+        tid = s.pop("trajectory_id")
+        index = s.pop("step_index")
+        s["extra"] = json.loads(s["extra"]) if s["extra"] else {}
+        steps_of.setdefault(tid, []).append(Step(index=index, commands=commands.get((tid, index), []), **s))
+    out = []
+    for meta in metas:
+        meta.pop("n_steps")
+        meta["extra"] = json.loads(meta["extra"]) if meta["extra"] else {}
+        out.append(Trajectory(**meta, steps=steps_of.get(meta["trajectory_id"], [])))
+    return out
+
+
+def task_categories(cur: duckdb.DuckDBPyConnection, task_ids: Iterable[str]) -> dict[str, str | None]:
+    """Category of each of these tasks (None when the task has no metadata)."""
+    table = pa.table({"task_id": pa.array(sorted(set(task_ids)), pa.string())})
+    with registered(cur, "_export_tasks", table) as name:
+        rows = cur.execute(f"SELECT task_id, category FROM tasks JOIN {name} USING (task_id)").fetchall()
+    return dict(rows)
+
+
+# -- pipeline verdicts carried in an archive --------------------------------------------------------------
+
+
+def carried_verdicts(
+    cur: duckdb.DuckDBPyConnection, trajectories: list[Trajectory]
+) -> tuple[dict[str, TransferVerdict], dict[str, list[Review]]]:
+    """Transfer verdicts by trajectory id and review histories (oldest first) by runbook id."""
+    ids = pa.table({"trajectory_id": pa.array([t.trajectory_id for t in trajectories], pa.string())})
+    runbooks = sorted({t.runbook_id for t in trajectories if t.runbook_id})
+    with registered(cur, "_export_carry", ids) as name:
+        rows = cur.execute(
+            "SELECT trajectory_id, answer_transfer, deterministic_evidence, llm_verdict, llm_evidence "
+            f"FROM transfer_checks JOIN {name} USING (trajectory_id)"
+        ).fetchall()
+    transfers = {
+        r[0]: TransferVerdict(
+            trajectory_id=r[0],
+            answer_transfer=r[1],
+            deterministic_evidence=list(r[2] or []),
+            llm_verdict=r[3],
+            llm_evidence=list(r[4] or []),
+        )
+        for r in rows
+    }
+    reviews: dict[str, list[Review]] = {}
+    if runbooks:
+        for rid, decision, reviewer, reason, created in cur.execute(
+            "SELECT runbook_id, decision, reviewer, reason, created_at FROM reviews "
+            "WHERE list_contains(?, runbook_id) ORDER BY seq",
+            [runbooks],
+        ).fetchall():
+            review = Review(
+                runbook_id=rid, decision=decision, reviewer=reviewer, reason=reason or "", created_at=created
+            )
+            reviews.setdefault(rid, []).append(review)
+    return transfers, reviews
+
+
+def store_carried_verdicts(
+    cur: duckdb.DuckDBPyConnection, transfer: TransferVerdict | None, reviews: list[Review]
+) -> None:
+    """Store verdicts read back from an archive: the transfer check replaces any stored one; a runbook's
+    review history is added only when the runbook has none yet (every trajectory of it carries the same)."""
+    if transfer is not None:
+        insert_transfer(cur, transfer)
+    if not reviews:
+        return
+    runbook_id = reviews[0].runbook_id
+    if scalar(cur, "SELECT count(*) FROM reviews WHERE runbook_id = ?", [runbook_id]):
+        return
+    for review in reviews:
+        created: datetime | None = review.created_at
+        cur.execute(
+            "INSERT INTO reviews (runbook_id, decision, reviewer, reason, seq, schema_version, created_at) "
+            "VALUES (?, ?, ?, ?, nextval('review_seq'), ?, coalesce(?, current_timestamp))",
+            [review.runbook_id, review.decision, review.reviewer, review.reason, SCHEMA_VERSION, created],
+        )
