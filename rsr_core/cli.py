@@ -8,6 +8,9 @@ from collections.abc import Sequence
 
 from rsr_core import __version__
 from rsr_core.commands import COMMAND_MODULES
+from rsr_core.llm.client import LLMError
+from rsr_core.sandbox.engine import DockerUnavailable
+from rsr_core.sandbox.images import ImageError
 from rsr_core.settings import Settings
 from rsr_core.store import StoreBusyError, StoreVersionError
 
@@ -32,7 +35,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     settings = Settings.from_env()
     try:
         return int(args.handler(args, settings) or 0)
-    except (StoreBusyError, StoreVersionError) as exc:
+    except (StoreBusyError, StoreVersionError, DockerUnavailable, LLMError, ImageError) as exc:
         print(f"rsr: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

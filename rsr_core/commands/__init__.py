@@ -1,5 +1,5 @@
 """Command modules of `rsr`; each exposes `register(subparsers)`."""
 
-from rsr_core.commands import analysis, browse, export, ingest, stats
+from rsr_core.commands import analysis, browse, demo, discover, export, ingest, sandbox, stats
 
-COMMAND_MODULES = [ingest, stats, browse, analysis, export]
+COMMAND_MODULES = [ingest, stats, browse, analysis, export, discover, sandbox, demo]

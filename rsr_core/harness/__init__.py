@@ -1,1 +1,15 @@
-"""harness package."""
+"""Harnesses: terminus-2 (general), rsrt (verifier in the loop), statem (workflow state machine)."""
+
+from __future__ import annotations
+
+from rsr_core.harness.rsrt import RSRTHarness
+from rsr_core.harness.statem import StateMHarness
+from rsr_core.harness.terminus2 import RunResult, Terminus2Harness
+
+HARNESSES: dict[str, type[Terminus2Harness]] = {
+    "terminus-2": Terminus2Harness,
+    "rsrt": RSRTHarness,
+    "statem": StateMHarness,
+}
+
+__all__ = ["HARNESSES", "RSRTHarness", "RunResult", "StateMHarness", "Terminus2Harness"]

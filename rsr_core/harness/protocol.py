@@ -34,8 +34,10 @@ def extract_json_object(text: str) -> tuple[dict, list[str]]:
     warnings: list[str] = []
     start = text.find("{")
     end = text.rfind("}")
-    if start < 0 or end < start:
+    if start < 0:
         raise ProtocolError("No JSON object found: answer with a single JSON object.")
+    if end < start:
+        raise ProtocolError("Invalid JSON: the object is never closed (was the answer cut off?).")
     if text[:start].strip().strip("`").removeprefix("json").strip():
         warnings.append("Extra text before the JSON object was ignored.")
     if text[end + 1 :].strip().strip("`").strip():

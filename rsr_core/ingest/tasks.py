@@ -157,3 +157,12 @@ def read_tb1_task(directory: Path) -> Task:
         verifier_timeout_sec=_float(meta.get("max_test_timeout_sec"), "task.yaml max_test_timeout_sec"),
         files=files,
     )
+
+
+def read_task_dir(directory: Path) -> Task:
+    """A harbor or Terminal-Bench 1 task directory, whichever it is."""
+    if (directory / "task.toml").is_file():
+        return read_harbor_task(directory)
+    if (directory / "task.yaml").is_file():
+        return read_tb1_task(directory)
+    raise FormatError(f"{directory}: not a task directory (expected task.toml or task.yaml)")

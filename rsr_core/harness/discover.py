@@ -1,0 +1,113 @@
+"""`rsr discover`: run a discovery harness on a task N times, store each run, write harbor trial dirs."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from rsr_core.harness import HARNESSES
+from rsr_core.harness.statem import StateMHarness
+from rsr_core.harness.trial_dir import write_job_result, write_trial
+from rsr_core.ingest.reading import FormatError
+from rsr_core.ingest.tasks import content_hash, read_task_dir
+from rsr_core.models import Task
+from rsr_core.protocols import LLM, SandboxProvider
+from rsr_core.store import Store
+
+
+class RunSummary(BaseModel):
+    """One discovery run, as printed by `rsr discover`."""
+
+    run: int
+    """1-based run number."""
+    trajectory_id: str
+    """Stored trajectory."""
+    task_id: str
+    """Task solved."""
+    harness: str
+    """Harness used."""
+    model: str
+    """Model name."""
+    reward: float
+    """Verifier reward."""
+    turns: int
+    """Model calls made."""
+    claimed: bool
+    """The agent claimed completion."""
+    stop_reason: str
+    """completed, passed, max_turns, wall_clock_budget or claim_budget."""
+    seconds: float
+    """Wall-clock time of the run."""
+
+
+class TaskNotFound(LookupError):
+    """The task reference is neither a task directory nor a stored task id."""
+
+
+def resolve_task(store: Store, ref: str) -> Task:
+    """A task from a directory (ingested first) or a stored id, with its hidden files."""
+    path = Path(ref)
+    if path.is_dir():
+        try:
+            task = read_task_dir(path)
+        except FormatError as exc:
+            raise TaskNotFound(str(exc)) from None
+        store.write_task(task, content_hash(path))
+        return task
+    task = store.get_task(ref, with_hidden=True)
+    if task is None or not any(f.role == "test" for f in task.files):
+        raise TaskNotFound(f"no task {ref!r} with hidden tests in the store; pass the task directory instead")
+    return task
+
+
+def run_discovery(
+    store: Store,
+    llm: LLM,
+    sandboxes: SandboxProvider,
+    task: Task,
+    harness: str,
+    model: str,
+    runs: int = 1,
+    max_turns: int = 30,
+    out_dir: Path | None = None,
+    on_run: Callable[[RunSummary], None] | None = None,
+) -> list[RunSummary]:
+    """Run, store (kind discovery) and optionally write a harbor job dir; returns one summary per run."""
+    cls = HARNESSES[harness]
+    job_dir = None
+    if out_dir is not None:
+        job_dir = out_dir / f"{datetime.now(UTC):%Y-%m-%d__%H-%M-%S}__{harness}__{task.task_id}"
+    summaries, trajs = [], []
+    for i in range(1, runs + 1):
+        kwargs = {}
+        if cls is StateMHarness and job_dir is not None:
+            kwargs["state_path"] = job_dir / f"{task.task_id}__run{i}" / "statem_state.json"
+        h = cls(llm, sandboxes, model, max_turns=max_turns, **kwargs)
+        t0 = time.monotonic()
+        result = h.run(task)
+        store.write_trajectories([result.trajectory])
+        trajs.append(result.trajectory)
+        if job_dir is not None:
+            write_trial(job_dir, result.trajectory, task.name or task.task_id, f"{task.task_id}__run{i}")
+        summary = RunSummary(
+            run=i,
+            trajectory_id=result.trajectory.trajectory_id,
+            task_id=task.task_id,
+            harness=harness,
+            model=model,
+            reward=result.reward,
+            turns=result.turns,
+            claimed=result.claimed,
+            stop_reason=result.stop_reason,
+            seconds=round(time.monotonic() - t0, 2),
+        )
+        summaries.append(summary)
+        if on_run:
+            on_run(summary)
+    if job_dir is not None:
+        write_job_result(job_dir, trajs)
+    return summaries

@@ -1,0 +1,106 @@
+"""Builds the Trajectory of a harness run step by step (stored directly; written as ATIF on demand)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from datetime import UTC, datetime
+
+from rsr_core.harness.protocol import TerminusResponse, format_message
+from rsr_core.llm.client import Completion
+from rsr_core.models import Step, Task, Trajectory
+
+
+def now() -> str:
+    """ISO 8601 UTC timestamp."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class TrajectoryRecorder:
+    """Collects steps; `harness_control` and `private_guidance` steps are marked as such."""
+
+    def __init__(self, task: Task, harness: str, model: str, kind: str = "discovery", scripted: bool = False):
+        self.task = task
+        self.harness = harness
+        self.model = model
+        self.kind = kind
+        self.scripted = scripted
+        self.trajectory_id = f"{harness}-{task.task_id}-{uuid.uuid4().hex[:10]}"
+        self.steps: list[Step] = []
+        self.started_at = now()
+
+    def _add(self, **fields) -> Step:
+        step = Step(index=len(self.steps) + 1, timestamp=now(), **fields)
+        self.steps.append(step)
+        return step
+
+    def system(self, message: str, private_guidance: bool = False) -> Step:
+        """A system message (private guidance is the Executor's runbook; export removes it)."""
+        return self._add(source="system", message=message, private_guidance=private_guidance)
+
+    def user(self, message: str) -> Step:
+        """A user message that is part of the task dialogue."""
+        return self._add(source="user", message=message)
+
+    def control(self, message: str, **extra) -> Step:
+        """A message the harness injected (confirmation, verifier feedback, state bookkeeping)."""
+        return self._add(source="user", message=message, harness_control=True, extra=extra)
+
+    def agent(
+        self, completion: Completion, parsed: TerminusResponse | None, observation: str | None, **extra
+    ) -> Step:
+        """An agent turn: the parsed answer (or the raw text when it could not be parsed) and what it saw next."""
+        if parsed is None:
+            return self._add(
+                source="agent",
+                message=completion.text,
+                observation=observation,
+                model_name=completion.model,
+                prompt_tokens=completion.prompt_tokens,
+                completion_tokens=completion.completion_tokens,
+                extra={"parse_error": True, **extra},
+            )
+        if parsed.transition:
+            extra["transition"] = parsed.transition
+        return self._add(
+            source="agent",
+            message=format_message(parsed.analysis, parsed.plan),
+            analysis=parsed.analysis,
+            plan=parsed.plan,
+            commands=parsed.commands,
+            observation=observation,
+            task_complete=parsed.task_complete,
+            model_name=completion.model,
+            prompt_tokens=completion.prompt_tokens,
+            completion_tokens=completion.completion_tokens,
+            extra=extra,
+        )
+
+    def finish(
+        self, reward: float | None, verifier_output: str | None, exception: str | None = None, **provenance
+    ) -> Trajectory:
+        """The finished trajectory."""
+        digest = hashlib.sha256(
+            json.dumps([s.model_dump(mode="json", exclude={"timestamp"}) for s in self.steps]).encode()
+        ).hexdigest()
+        return Trajectory(
+            trajectory_id=self.trajectory_id,
+            session_id=self.trajectory_id,
+            task_id=self.task.task_id,
+            kind=self.kind,
+            harness=self.harness,
+            agent_name=self.harness,
+            agent_version="rsr-studio",
+            model=self.model,
+            reward=reward,
+            instruction=self.task.instruction,
+            started_at=self.started_at,
+            finished_at=now(),
+            exception=exception,
+            verifier_output=verifier_output,
+            scripted=self.scripted,
+            content_hash=digest,
+            steps=self.steps,
+            **provenance,
+        )

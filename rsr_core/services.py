@@ -1,0 +1,50 @@
+"""The one factory of services (store, model client, Docker sandboxes) for the CLI and the app."""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+import docker
+
+from rsr_core.llm.client import LLMClient
+from rsr_core.sandbox.engine import docker_client
+from rsr_core.sandbox.provider import DockerSandboxProvider
+from rsr_core.settings import Settings
+from rsr_core.store import Store
+
+
+class Services:
+    """Lazily built, shared services; nothing is connected until first used."""
+
+    def __init__(self, settings: Settings, store: Store | None = None, llm: LLMClient | None = None):
+        self.settings = settings
+        self._store = store
+        self._llm = llm
+
+    @property
+    def store(self) -> Store:
+        """The DuckDB store (this process becomes its writer)."""
+        if self._store is None:
+            self._store = Store(self.settings.db_path)
+        return self._store
+
+    @property
+    def llm(self) -> LLMClient:
+        """The model endpoint client (raises LLMError with guidance when none is configured)."""
+        if self._llm is None:
+            self._llm = LLMClient.from_settings(self.settings)
+        return self._llm
+
+    def use_llm(self, llm: LLMClient) -> None:
+        """Point the services at another endpoint (e.g. the scripted demo model started by the app)."""
+        self._llm = llm
+
+    @cached_property
+    def docker(self) -> docker.DockerClient:
+        """The Docker engine (raises DockerUnavailable with guidance)."""
+        return docker_client()
+
+    @cached_property
+    def sandboxes(self) -> DockerSandboxProvider:
+        """Sandboxes for tasks."""
+        return DockerSandboxProvider(self.docker, self.settings)

@@ -1,0 +1,26 @@
+"""Docker for tests: the real engine and base image, which `make test` sets up. Skips (loudly) only when no
+engine can be had at all, e.g. a developer machine without Docker; CI always has one."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+from rsr_core.sandbox.engine import DockerUnavailable, docker_client
+from rsr_core.sandbox.images import image_exists
+from rsr_core.settings import Settings
+
+
+def require_docker():
+    """A Docker client with the base image present, or a loud skip."""
+    try:
+        client = docker_client()
+    except DockerUnavailable as exc:
+        warnings.warn(f"DOCKER TESTS SKIPPED: {exc}", stacklevel=2)
+        pytest.skip(f"no Docker engine: {exc}")
+    base = Settings.from_env().base_image
+    if not image_exists(client, base):
+        warnings.warn(f"DOCKER TESTS SKIPPED: base image {base} missing (make base-image)", stacklevel=2)
+        pytest.skip(f"base image {base} is missing: run `make base-image`")
+    return client
