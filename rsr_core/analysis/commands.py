@@ -5,28 +5,31 @@ Shared by ingest (commands are stored normalised) and analysis (which never re-p
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 TMUX_KEY_NAMES = frozenset(
     {"C-c", "C-d", "C-z", "Escape", "Enter", "Tab", "Up", "Down", "Left", "Right", "BSpace", "q"}
 )
-_INNER_WS = re.compile(r"(?<=\S)\s+(?=\S)")
-_LEADING_WS = re.compile(r"^\s*")
 
 
 def normalise_segment(segment: str) -> str | None:
     """One keystroke line -> a command, or None when the line is not a command.
 
     Trailing whitespace is removed and inner runs of whitespace become one space; empty lines and
-    lines that are only a tmux key name are dropped.
+    lines that are only a tmux key name are dropped. (`str.split()` and the regex class `\\s` agree on what
+    whitespace is, so splitting on it collapses exactly the inner runs; leading whitespace is kept.)
     """
     text = segment.rstrip()
-    if not text or text.strip() in TMUX_KEY_NAMES:
+    if not text:
         return None
-    lead = _LEADING_WS.match(text).group(0)
-    return lead + _INNER_WS.sub(" ", text[len(lead) :])
+    body = text.lstrip()
+    if body in TMUX_KEY_NAMES:
+        return None
+    words = body.split()
+    if len(words) == 1:
+        return text
+    return text[: len(text) - len(body)] + " ".join(words)
 
 
 def split_commands(keystrokes: str) -> list[str]:

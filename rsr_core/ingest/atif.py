@@ -10,12 +10,26 @@ from rsr_core.analysis.commands import keystrokes_of_call
 from rsr_core.harness.protocol import parse_lenient, split_message
 from rsr_core.ingest.control import canonical_harness, is_control_message, task_id_of
 from rsr_core.ingest.provenance import STORED_TRAJECTORY_FIELDS, stored_step_values
-from rsr_core.ingest.reading import FormatError, expect
+from rsr_core.ingest.reading import FormatError, construct, expect
 from rsr_core.models import KINDS, Command, Step, Trajectory
 
 SUPPORTED_MINOR = range(0, 9)
 _VERSION = re.compile(r"^ATIF-v1\.(\d+)$")
 COMPLETE_TOOLS = frozenset({"mark_task_complete", "task_complete", "submit"})
+STEP_KEYS = frozenset(
+    {
+        "step_id",
+        "timestamp",
+        "source",
+        "model_name",
+        "message",
+        "reasoning_content",
+        "tool_calls",
+        "observation",
+        "metrics",
+        "extra",
+    }
+)
 
 
 def is_atif(obj: Any) -> bool:
@@ -71,6 +85,10 @@ def _num(value: Any, where: str) -> float | None:
     return float(value)
 
 
+# Parsing runs once per step of every ingested file, so the hot paths below check first and build the
+# "where" of an error message only when there is an error.
+
+
 def _tool_calls(raw: Any, where: str) -> tuple[list[Command], bool]:
     if raw is None:
         return [], False
@@ -78,19 +96,21 @@ def _tool_calls(raw: Any, where: str) -> tuple[list[Command], bool]:
     commands: list[Command] = []
     complete = False
     for i, call in enumerate(raw):
-        w = f"{where}[{i}]"
-        expect(isinstance(call, dict), w, "an object {tool_call_id, function_name, arguments}", call)
+        if not isinstance(call, dict):
+            expect(False, f"{where}[{i}]", "an object {tool_call_id, function_name, arguments}", call)
         name = call.get("function_name")
-        expect(isinstance(name, str), f"{w}.function_name", "a string", name)
+        if not isinstance(name, str):
+            expect(False, f"{where}[{i}].function_name", "a string", name)
         args = call.get("arguments", {})
         if isinstance(args, str):
             try:
                 args = json.loads(args) if args.strip() else {}
             except json.JSONDecodeError:
                 raise FormatError(
-                    f"{w}.arguments: expected a JSON object, got a string that is not JSON"
+                    f"{where}[{i}].arguments: expected a JSON object, got a string that is not JSON"
                 ) from None
-        expect(isinstance(args, dict), f"{w}.arguments", "an object", args)
+        if not isinstance(args, dict):
+            expect(False, f"{where}[{i}].arguments", "an object", args)
         if name in COMPLETE_TOOLS:
             complete = True
             continue
@@ -99,7 +119,9 @@ def _tool_calls(raw: Any, where: str) -> tuple[list[Command], bool]:
             duration = args.get("duration", args.get("timeout_sec", 1.0))
             if not isinstance(duration, int | float) or isinstance(duration, bool):
                 duration = 1.0
-            commands.append(Command(keystrokes=keys, duration=float(duration), function_name=name))
+            commands.append(
+                construct(Command, {"keystrokes": keys, "duration": float(duration), "function_name": name})
+            )
     return commands, complete
 
 
@@ -111,9 +133,18 @@ def _observation(raw: Any, where: str) -> str | None:
     expect(isinstance(results, list), f"{where}.results", "a list", results)
     parts = []
     for i, res in enumerate(results):
-        expect(isinstance(res, dict), f"{where}.results[{i}]", "an object {source_call_id, content}", res)
-        parts.append(_text(res.get("content"), f"{where}.results[{i}].content"))
+        if not isinstance(res, dict):
+            expect(False, f"{where}.results[{i}]", "an object {source_call_id, content}", res)
+        content = res.get("content")
+        parts.append(content if isinstance(content, str) else _text(content, f"{where}.results[{i}].content"))
     return "\n".join(parts)
+
+
+def _metric(metrics: dict, key: str, where: str) -> int | None:
+    value = metrics.get(key)
+    if value is None or (isinstance(value, int) and not isinstance(value, bool)):
+        return value
+    return _int(value, f"{where}.metrics.{key}")
 
 
 def parse_steps(raw_steps: Any) -> list[Step]:
@@ -125,24 +156,28 @@ def parse_steps(raw_steps: Any) -> list[Step]:
         where = f"steps[{i}]"
         expect(isinstance(raw, dict), where, "a step object", raw)
         step_id = raw.get("step_id")
-        expect(
-            isinstance(step_id, int) and not isinstance(step_id, bool),
-            f"{where}.step_id",
-            "an integer",
-            step_id,
-        )
+        if not isinstance(step_id, int) or isinstance(step_id, bool):
+            expect(False, f"{where}.step_id", "an integer", step_id)
         if step_id != i + 1:
             raise FormatError(
                 f"{where}.step_id: expected {i + 1} (step ids run 1..n in order), got {step_id}"
             )
         source = raw.get("source")
-        expect(source in ("system", "user", "agent"), f"{where}.source", "system, user or agent", source)
-        message = _text(raw.get("message"), f"{where}.message")
+        if source not in ("system", "user", "agent"):
+            expect(False, f"{where}.source", "system, user or agent", source)
+        message = raw.get("message")
+        if not isinstance(message, str):
+            message = _text(message, f"{where}.message")
         extra = raw.get("extra") or {}
-        expect(isinstance(extra, dict), f"{where}.extra", "an object", extra)
-        commands, complete = _tool_calls(raw.get("tool_calls"), f"{where}.tool_calls")
+        if not isinstance(extra, dict):
+            expect(False, f"{where}.extra", "an object", extra)
+        tool_calls = raw.get("tool_calls")
+        commands, complete = (
+            _tool_calls(tool_calls, f"{where}.tool_calls") if tool_calls is not None else ([], False)
+        )
         metrics = raw.get("metrics") or {}
-        expect(isinstance(metrics, dict), f"{where}.metrics", "an object", metrics)
+        if not isinstance(metrics, dict):
+            expect(False, f"{where}.metrics", "an object", metrics)
         analysis = plan = None
         if source == "agent":
             analysis, plan = split_message(message)
@@ -158,50 +193,50 @@ def parse_steps(raw_steps: Any) -> list[Step]:
             control = is_control_message(message)
         seen_user = seen_user or source == "user"
         reasoning = raw.get("reasoning_content")
-        known = {
-            "step_id",
-            "timestamp",
-            "source",
-            "model_name",
-            "message",
-            "reasoning_content",
-            "tool_calls",
-            "observation",
-            "metrics",
-            "extra",
-        }
-        leftover = {k: v for k, v in raw.items() if k not in known}
-        step_extra = {
-            k: v
-            for k, v in extra.items()
-            if k not in ("harness_control", "rsr_private_guidance", "task_complete", "rsr_step")
-        }
+        leftover = {} if raw.keys() <= STEP_KEYS else {k: v for k, v in raw.items() if k not in STEP_KEYS}
+        step_extra = (
+            {
+                k: v
+                for k, v in extra.items()
+                if k not in ("harness_control", "rsr_private_guidance", "task_complete", "rsr_step")
+            }
+            if extra
+            else {}
+        )
         if leftover:
             step_extra["_atif"] = leftover
         if metrics.get("cached_tokens") is not None:
             step_extra["cached_tokens"] = metrics.get("cached_tokens")
-        fields = dict(
-            index=step_id,
-            source=source,
-            message=message,
-            analysis=analysis,
-            plan=plan,
-            reasoning=reasoning if isinstance(reasoning, str) else None,
-            commands=commands,
-            observation=_observation(raw.get("observation"), f"{where}.observation"),
-            task_complete=complete or bool(extra.get("task_complete")),
-            harness_control=control,
-            private_guidance=bool(extra.get("rsr_private_guidance")),
-            model_name=raw.get("model_name") if isinstance(raw.get("model_name"), str) else None,
-            timestamp=str(raw["timestamp"]) if raw.get("timestamp") is not None else None,
-            prompt_tokens=_int(metrics.get("prompt_tokens"), f"{where}.metrics.prompt_tokens"),
-            completion_tokens=_int(metrics.get("completion_tokens"), f"{where}.metrics.completion_tokens"),
-            cost_usd=_num(metrics.get("cost_usd"), f"{where}.metrics.cost_usd"),
-            extra=step_extra,
-            schema_version=1,
-        )
-        fields.update(stored_step_values(extra.get("rsr_step"), f"{where}.extra.rsr_step"))
-        steps.append(Step.model_construct(**fields))
+        observation = raw.get("observation")
+        cost = metrics.get("cost_usd")
+        timestamp = raw.get("timestamp")
+        model_name = raw.get("model_name")
+        fields = {
+            "index": step_id,
+            "source": source,
+            "message": message,
+            "analysis": analysis,
+            "plan": plan,
+            "reasoning": reasoning if isinstance(reasoning, str) else None,
+            "commands": commands,
+            "observation": _observation(observation, f"{where}.observation")
+            if observation is not None
+            else None,
+            "task_complete": complete or bool(extra.get("task_complete")),
+            "harness_control": control,
+            "private_guidance": bool(extra.get("rsr_private_guidance")),
+            "model_name": model_name if isinstance(model_name, str) else None,
+            "timestamp": str(timestamp) if timestamp is not None else None,
+            "prompt_tokens": _metric(metrics, "prompt_tokens", where),
+            "completion_tokens": _metric(metrics, "completion_tokens", where),
+            "cost_usd": None if cost is None else _num(cost, f"{where}.metrics.cost_usd"),
+            "extra": step_extra,
+            "schema_version": 1,
+        }
+        rsr_step = extra.get("rsr_step")
+        if rsr_step is not None:
+            fields.update(stored_step_values(rsr_step, f"{where}.extra.rsr_step"))
+        steps.append(construct(Step, fields))
     return steps
 
 

@@ -5,7 +5,11 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+M = TypeVar("M", bound=BaseModel)
 
 
 class FormatError(ValueError):
@@ -72,3 +76,25 @@ def expect(cond: bool, where: str, expected: str, got: Any = None) -> None:
         if len(shown) > 80:
             shown = shown[:77] + "..."
         raise FormatError(f"{where}: expected {expected}, got {shown}")
+
+
+def construct(cls: type[M], values: dict[str, Any]) -> M:
+    """`cls.model_construct(**values)` (no validation) without its per-field bookkeeping.
+
+    Parsing builds a model per step and per command, already checked field by field; when `values` names
+    exactly the model's fields this is the same object at a fraction of the cost, else it defers to
+    `model_construct`.
+    """
+    fields = cls.__pydantic_fields__
+    if len(values) != len(fields) or cls.__pydantic_post_init__:
+        return cls.model_construct(**values)
+    try:
+        ordered = {name: values[name] for name in fields}
+    except KeyError:
+        return cls.model_construct(**values)
+    obj = cls.__new__(cls)
+    object.__setattr__(obj, "__dict__", ordered)
+    object.__setattr__(obj, "__pydantic_fields_set__", set(ordered))
+    object.__setattr__(obj, "__pydantic_extra__", None)
+    object.__setattr__(obj, "__pydantic_private__", None)
+    return obj

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import os
+from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import pyarrow as pa
 
 from rsr_core.ingest.atif import is_atif, parse_atif
 from rsr_core.ingest.detect import EXPECTED, Unit, detect_units
 from rsr_core.ingest.harbor import read_trial
 from rsr_core.ingest.provenance import carried_verdicts
 from rsr_core.ingest.reading import FormatError, parse_json_bytes, sha256
+from rsr_core.ingest.rows import Rows, build_rows, concat
 from rsr_core.ingest.tasks import content_hash, read_harbor_task, read_tb1_task
 from rsr_core.ingest.tb1 import read_tb1_trial
 from rsr_core.models import IngestError, IngestReport, Review, Task, Trajectory, TransferVerdict
@@ -22,6 +26,8 @@ from rsr_core.store.store import Store
 BATCH_STEPS = 50_000
 BATCH_FILES = 500
 PARALLEL_MIN_UNITS = 64
+# Units parsed per worker call: their rows travel back as one set of Arrow tables.
+CHUNK_UNITS = 32
 
 
 @dataclass
@@ -35,6 +41,7 @@ class Parsed:
     error: str | None = None
     transfer: TransferVerdict | None = None
     reviews: list[Review] = field(default_factory=list)
+    rows: Rows | None = None
 
 
 def read_atif_file(path: Path, harness: str | None, kind: str | None) -> Trajectory:
@@ -86,13 +93,44 @@ def parse_unit(unit: Unit, harness: str | None = None, kind: str | None = None) 
         return Parsed(unit, error="JSON nested too deeply")
 
 
+def parse_chunk(units: list[Unit], harness: str | None = None, kind: str | None = None) -> list[Parsed]:
+    """Parse units and build their trajectories' Arrow rows (`Parsed.rows`); runs in a parser process.
+
+    A trajectory whose values Arrow cannot take (e.g. an integer beyond 64 bits) fails alone, with the error
+    storing it would give.
+    """
+    parsed = [parse_unit(unit, harness, kind) for unit in units]
+    found = [p for p in parsed if p.trajectory is not None]
+    try:
+        located = build_rows([p.trajectory for p in found])
+    except (pa.ArrowException, OverflowError, TypeError, ValueError):
+        located = []
+        for p in found:
+            try:
+                located.extend(build_rows([p.trajectory]))
+            except (pa.ArrowException, OverflowError, TypeError, ValueError) as exc:
+                p.trajectory, p.error = None, f"could not be stored: {exc}"
+        found = [p for p in found if p.trajectory is not None]
+    for p, rows in zip(found, located, strict=True):
+        p.rows = rows
+    return parsed
+
+
 def _parse_all(units: list[Unit], harness: str | None, kind: str | None, workers: int) -> Iterator[Parsed]:
+    chunks = [units[i : i + CHUNK_UNITS] for i in range(0, len(units), CHUNK_UNITS)]
     if workers <= 1 or len(units) < PARALLEL_MIN_UNITS:
-        for unit in units:
-            yield parse_unit(unit, harness, kind)
+        for chunk in chunks:
+            yield from parse_chunk(chunk, harness, kind)
         return
+    # A bounded window of chunks in flight: parsed rows never pile up faster than they are written.
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        yield from pool.map(parse_unit, units, [harness] * len(units), [kind] * len(units), chunksize=16)
+        pending: deque = deque()
+        for chunk in chunks:
+            pending.append(pool.submit(parse_chunk, chunk, harness, kind))
+            if len(pending) >= 4 * workers:
+                yield from pending.popleft().result()
+        while pending:
+            yield from pending.popleft().result()
 
 
 class Ingestor:
@@ -140,7 +178,7 @@ class Ingestor:
 
     def _queue(self, parsed: Parsed) -> None:
         self._pending.append(parsed)
-        self._pending_steps += len(parsed.trajectory.steps)
+        self._pending_steps += parsed.rows.steps
         if self._pending_steps >= BATCH_STEPS or len(self._pending) >= BATCH_FILES:
             self._flush()
 
@@ -181,7 +219,8 @@ class Ingestor:
     def _write(self, batch: list[Parsed]) -> int:
         """Trajectories and the verdicts they carry, in one transaction; returns tasks added."""
         with self.store.transaction() as cur:
-            added = self.store.write_trajectories([p.trajectory for p in batch], cur)
+            tables = concat([p.rows.take(p.trajectory.trajectory_id) for p in batch])
+            added = self.store.write_tables(tables, [p.trajectory for p in batch], cur)
             for parsed in batch:
                 if parsed.transfer is not None:
                     parsed.transfer.trajectory_id = parsed.trajectory.trajectory_id

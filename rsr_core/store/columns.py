@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from operator import attrgetter
 from typing import Any
 
 import pyarrow as pa
@@ -32,53 +33,47 @@ def _json(value: Any) -> str | None:
 
 
 def trajectory_tables(trajectories: list[Trajectory]) -> dict[str, pa.Table]:
-    """Arrow tables for the trajectories, steps, actions and commands rows of these trajectories."""
-    traj_cols: dict[str, list] = {k: [] for k in TRAJECTORY_COLUMNS}
-    step_cols: dict[str, list] = {k: [] for k in STEP_COLUMNS}
-    act_cols: dict[str, list] = {
-        k: []
-        for k in ("trajectory_id", "step_index", "action_index", "function_name", "keystrokes", "duration")
-    }
-    cmd_cols: dict[str, list] = {
-        k: [] for k in ("trajectory_id", "seq", "step_index", "action_index", "command")
-    }
+    """Arrow tables for the trajectories, steps, actions and commands rows of these trajectories.
+
+    Rows are gathered as tuples and transposed once (zip), then each column becomes one Arrow array.
+    """
+    traj_rows: list[tuple] = []
+    step_rows: list[tuple] = []
+    act_rows: list[tuple] = []
+    cmd_rows: list[tuple] = []
+    step_values = attrgetter(*STEP_FIELDS)
+    traj_values = attrgetter(*TRAJECTORY_FIELDS)
     for traj in trajectories:
         tid = traj.trajectory_id
         seq = 0
         for step in traj.steps:
-            for name in STEP_FIELDS:
-                step_cols[name].append(getattr(step, name))
-            step_cols["trajectory_id"].append(tid)
-            step_cols["step_index"].append(step.index)
-            step_cols["extra"].append(_json(step.extra))
+            index = step.index
+            step_rows.append((tid, index, *step_values(step), _json(step.extra)))
             if step.source != "agent":
                 continue
             for a_idx, cmd in enumerate(step.commands):
-                act_cols["trajectory_id"].append(tid)
-                act_cols["step_index"].append(step.index)
-                act_cols["action_index"].append(a_idx)
-                act_cols["function_name"].append(cmd.function_name)
-                act_cols["keystrokes"].append(cmd.keystrokes)
-                act_cols["duration"].append(cmd.duration)
-                for text in split_commands(cmd.keystrokes):
-                    cmd_cols["trajectory_id"].append(tid)
-                    cmd_cols["seq"].append(seq)
-                    cmd_cols["step_index"].append(step.index)
-                    cmd_cols["action_index"].append(a_idx)
-                    cmd_cols["command"].append(text)
+                keys = cmd.keystrokes
+                act_rows.append((tid, index, a_idx, cmd.function_name, keys, cmd.duration))
+                for text in split_commands(keys):
+                    cmd_rows.append((tid, seq, index, a_idx, text))
                     seq += 1
-        for name in TRAJECTORY_FIELDS:
-            traj_cols[name].append(getattr(traj, name))
-        traj_cols["n_steps"].append(len(traj.steps))
-        traj_cols["n_commands"].append(seq)
-        traj_cols["extra"].append(_json(traj.extra))
-        traj_cols["schema_version"].append(SCHEMA_VERSION)
+        traj_rows.append((*traj_values(traj), len(traj.steps), seq, _json(traj.extra), SCHEMA_VERSION))
     return {
-        "trajectories": pa.table(traj_cols, schema=TRAJECTORY_SCHEMA),
-        "steps": pa.table(step_cols, schema=STEP_SCHEMA),
-        "actions": pa.table(act_cols, schema=ACTION_SCHEMA),
-        "commands": pa.table(cmd_cols, schema=COMMAND_SCHEMA),
+        "trajectories": rows_table(traj_rows, TRAJECTORY_SCHEMA),
+        "steps": rows_table(step_rows, STEP_SCHEMA),
+        "actions": rows_table(act_rows, ACTION_SCHEMA),
+        "commands": rows_table(cmd_rows, COMMAND_SCHEMA),
     }
+
+
+def rows_table(rows: list[tuple], schema: pa.Schema) -> pa.Table:
+    """An Arrow table from row tuples in schema order."""
+    if not rows:
+        return schema.empty_table()
+    columns = zip(*rows, strict=True)
+    return pa.Table.from_arrays(
+        [pa.array(col, type=field.type) for col, field in zip(columns, schema, strict=True)], schema=schema
+    )
 
 
 def task_table(tasks: list[Task], content_hash: str | None = None) -> pa.Table:

@@ -178,10 +178,22 @@ class Store:
         """
         if not trajectories:
             return 0
+        return self.write_tables(columns.trajectory_tables(trajectories), trajectories, cur)
+
+    def write_tables(
+        self,
+        tables: dict[str, pa.Table],
+        trajectories: list[Trajectory],
+        cur: duckdb.DuckDBPyConnection | None = None,
+    ) -> int:
+        """Store rows already built by `columns.trajectory_tables` (e.g. in ingest's parser processes).
+
+        `trajectories` are the same trajectories (their steps may be left out): they name the tasks to add
+        as stubs when unknown. One transaction; returns tasks added.
+        """
         if cur is None:
             with self.transaction() as tx:
-                return self.write_trajectories(trajectories, tx)
-        tables = columns.trajectory_tables(trajectories)
+                return self.write_tables(tables, trajectories, tx)
         new_tasks = self._task_stubs(trajectories)
         for name in ("trajectories", "steps", "actions", "commands"):
             self._insert(cur, name, tables[name])

@@ -24,3 +24,27 @@ def test_non_terminus_tool_arguments():
     assert keystrokes_of_call({"keystrokes": "ls\n", "command": "x"}) == "ls\n"
     assert keystrokes_of_call({"path": "/x"}) is None
     assert commands_of(["a\nb\n", "C-c", "c"]) == ["a", "b", "c"]
+
+
+def _reference(segment: str) -> str | None:
+    """The definition written as regexes (trailing whitespace off, inner runs of \\s to one space)."""
+    import re
+
+    text = segment.rstrip()
+    if not text or text.strip() in {"C-c", "C-d", "C-z", "Escape", "Enter", "Tab", "Up", "Down", "Left",
+                                    "Right", "BSpace", "q"}:  # fmt: skip
+        return None
+    lead = re.match(r"^\s*", text).group(0)
+    return lead + re.sub(r"(?<=\S)\s+(?=\S)", " ", text[len(lead) :])
+
+
+def test_normalisation_matches_the_regex_definition_on_any_whitespace():
+    import random
+    import sys
+
+    spaces = [chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace() and chr(c) != "\n"]
+    alphabet = spaces * 2 + list("ab q-C") + ["Tab", "C-c", "é", "\u200b"]
+    rng = random.Random(3)
+    for _ in range(20_000):
+        segment = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+        assert normalise_segment(segment) == _reference(segment), repr(segment)
