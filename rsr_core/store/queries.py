@@ -114,10 +114,32 @@ def _where(f: TrajectoryFilter) -> tuple[str, list[Any]]:
     if f.max_reward is not None:
         clauses.append("coalesce(t.reward, 0) <= ?")
         params.append(f.max_reward)
-    for term in search_terms(f.search or ""):
-        clauses.append("t.trajectory_id IN (SELECT trajectory_id FROM search_terms WHERE term LIKE ?)")
-        params.append(term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
+    terms = list(dict.fromkeys(search_terms(f.search or "")))
+    if terms:
+        clause, term_params = _search_clause(terms)
+        clauses.append(clause)
+        params.extend(term_params)
     return " AND ".join(clauses), params
+
+
+def _search_clause(terms: list[str]) -> tuple[str, list[Any]]:
+    """Trajectories with, for every word, an indexed term starting with it — in one scan of search_terms.
+
+    A prefix is the range [word, word with its last character incremented), which DuckDB can check against
+    each row group's min/max; words are ASCII ([a-z0-9_.-/]), so the range holds exactly the words' prefixes.
+    """
+    ranges, params = [], []
+    for term in terms:
+        ranges.append("(term >= ? AND term < ?)")
+        params += [term, term[:-1] + chr(ord(term[-1]) + 1)]
+    if len(terms) == 1:
+        return f"t.trajectory_id IN (SELECT trajectory_id FROM search_terms WHERE {ranges[0]})", params
+    having = " AND ".join(f"bool_or{r}" for r in ranges)
+    sql = (
+        f"t.trajectory_id IN (SELECT trajectory_id FROM search_terms WHERE {' OR '.join(ranges)} "
+        f"GROUP BY trajectory_id HAVING {having})"
+    )
+    return sql, params + params
 
 
 LIST_COLUMNS = (
