@@ -70,13 +70,29 @@ def assistant_content(step: Step) -> str:
         analysis, plan = step.message, ""
     else:
         analysis, plan = step.analysis or "", step.plan or ""
-    answer = {
-        "analysis": analysis,
-        "plan": plan,
-        "commands": [{"keystrokes": c.keystrokes, "duration": c.duration} for c in step.commands],
-        "task_complete": step.task_complete,
-    }
-    return json.dumps(answer, ensure_ascii=False, indent=2)
+    return terminus_json(
+        analysis, plan, [(c.keystrokes, c.duration) for c in step.commands], step.task_complete
+    )
+
+
+def _dumps(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def terminus_json(analysis: str, plan: str, commands: list[tuple[str, float]], task_complete: bool) -> str:
+    """The answer object laid out as `json.dumps(..., indent=2)` would (built directly: that path is slow)."""
+    if commands:
+        items = ",\n".join(
+            f'    {{\n      "keystrokes": {_dumps(k)},\n      "duration": {_dumps(d)}\n    }}'
+            for k, d in commands
+        )
+        cmds = f"[\n{items}\n  ]"
+    else:
+        cmds = "[]"
+    return (
+        f'{{\n  "analysis": {_dumps(analysis)},\n  "plan": {_dumps(plan)},\n  "commands": {cmds},\n'
+        f'  "task_complete": {_dumps(task_complete)}\n}}'
+    )
 
 
 def sft_messages(trajectory: Trajectory) -> list[dict[str, str]]:

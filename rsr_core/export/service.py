@@ -1,13 +1,13 @@
 """Export service: `preview` (what would go out, and why the rest stays) and `export` (stream it to a file).
 
-Trajectories are read from DuckDB in batches of Arrow rows and written as they come, so memory does not grow
-with the size of the export (only the duplicate filter keeps 16 bytes per exported row).
+Trajectories are read from DuckDB as Arrow record batches in one pass over each table and written as they
+come, so memory does not grow with the size of the export (the duplicate filter keeps 16 bytes per row).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -23,11 +23,25 @@ from rsr_core.export.models import (
     LeftOut,
 )
 from rsr_core.export.writers import ExportError, open_writer
+from rsr_core.models import Trajectory
 from rsr_core.store import Store
 from rsr_core.store import export_queries as eq
+from rsr_core.store.export_stream import stream_selected
 
-BATCH_TRAJECTORIES = 500
+CHUNK = 1000  # trajectories per progress report and per verdict lookup of an archive
 Progress = Callable[[int, int], None]
+
+
+def chunked(items: Iterator[Trajectory], size: int) -> Iterator[list[Trajectory]]:
+    """Lists of up to `size` consecutive items."""
+    chunk: list[Trajectory] = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
 
 
 def _selection(filters: ExportFilters) -> dict:
@@ -80,14 +94,11 @@ def export(
     plan = preview(store, filters)
     writer = open_writer(fmt, out, full=archive)
     cur = store.cursor()
-    ids_cur = cur.cursor()  # the id stream keeps its result open; batches are read on `cur`
     seen: set[bytes] = set()
     counts: dict[str, Counter[str]] = {k: Counter() for k in ("task", "kind", "harness")}
     exported = duplicates = done = 0
     try:
-        reader = eq.stream_exported_ids(ids_cur, batch_rows=BATCH_TRAJECTORIES, **_selection(filters))
-        for batch in reader:
-            trajectories = eq.read_trajectories(cur, batch.column("trajectory_id"))
+        for trajectories in chunked(stream_selected(cur, **_selection(filters)), CHUNK):
             transfers, reviews = eq.carried_verdicts(cur, trajectories) if archive else ({}, {})
             for traj in trajectories:
                 done += 1
@@ -110,8 +121,6 @@ def export(
     except BaseException:
         writer.abort()
         raise
-    finally:
-        ids_cur.close()
     categories = eq.task_categories(cur, [t for t in counts["task"] if t])
     by_category: Counter[str] = Counter()
     for task, n in counts["task"].items():

@@ -24,7 +24,7 @@ LEFT_OUT_REASONS = ("direct_terminus", "eval", "harness", "not_verified", "answe
 _SELECTED_SQL = f"""
 WITH status AS ({REWRITE_STATUS_SQL}),
 selected AS (
-    SELECT t.trajectory_id, t.task_id, t.kind, t.harness,
+    SELECT t.trajectory_id, t.task_id, t.kind, t.harness, t.n_steps, t.rowid AS row_order,
         CASE
             WHEN NOT $include_direct AND t.kind = 'discovery' AND t.harness = 'terminus-2' THEN 'direct_terminus'
             WHEN NOT $training THEN NULL
@@ -67,25 +67,6 @@ def selection_counts(
     return [(r[0], r[1], r[2], int(r[3])) for r in cur.execute(sql, params).fetchall()]
 
 
-def stream_exported_ids(
-    cur: duckdb.DuckDBPyConnection,
-    kinds: Iterable[str],
-    task_ids: Iterable[str] = (),
-    include_direct_terminus: bool = True,
-    training: bool = True,
-    batch_rows: int = 500,
-) -> pa.RecordBatchReader:
-    """Ids of the trajectories to export, in a stable order, as Arrow record batches.
-
-    The reader keeps a result open on `cur`: give it a cursor of its own and read batches on another."""
-    params = _params(kinds, task_ids, include_direct_terminus, training)
-    sql = (
-        _SELECTED_SQL + "SELECT trajectory_id FROM selected WHERE left_out IS NULL "
-        "ORDER BY task_id NULLS LAST, kind, harness, trajectory_id"
-    )
-    return cur.sql(sql, params=params).to_arrow_reader(batch_rows)
-
-
 def _rows(cur: duckdb.DuckDBPyConnection, sql: str) -> list[dict[str, Any]]:
     return cur.sql(sql).to_arrow_table().to_pylist()
 
@@ -117,7 +98,8 @@ def read_trajectories(cur: duckdb.DuckDBPyConnection, ids: pa.Array | list[str])
         tid = s.pop("trajectory_id")
         index = s.pop("step_index")
         s["extra"] = json.loads(s["extra"]) if s["extra"] else {}
-        steps_of.setdefault(tid, []).append(Step(index=index, commands=commands.get((tid, index), []), **s))
+        step = Step(index=index, commands=commands.get((tid, index), []), **s)
+        steps_of.setdefault(tid, []).append(step)
     out = []
     for meta in metas:
         meta.pop("n_steps")
