@@ -49,9 +49,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--kind",
         type=_kinds,
-        default=["rewrite", "discovery"],
+        default=None,
         metavar="KIND[,KIND]",
-        help="trajectory kinds to select (default rewrite,discovery)",
+        help="trajectory kinds to select (default rewrite,discovery; with --all every kind)",
     )
     p.add_argument(
         "--include-direct-terminus",

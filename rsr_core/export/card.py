@@ -65,7 +65,7 @@ def render_card(summary: ExportSummary, data_file: str | None) -> str:
         "",
         "## Filters",
         "",
-        f"- Kinds: {', '.join(f.kinds)}",
+        f"- Kinds: {', '.join(f.selected_kinds())}",
         f"- Tasks: {', '.join(f.task_ids) if f.task_ids else 'all'}",
         f"- terminus-2 discovery successes included unchanged: {'yes' if f.include_direct_terminus else 'no'}",
     ]

@@ -22,14 +22,20 @@ class ExportFilters(_Model):
     """What to export. By default only what should train (the training filters); `all_trajectories` turns
     those filters off, for archiving or moving data between machines."""
 
-    kinds: list[ExportKind] = Field(default_factory=lambda: ["rewrite", "discovery"])
-    """Trajectory kinds to select (`--kind`)."""
+    kinds: list[ExportKind] | None = None
+    """Trajectory kinds to select (`--kind`); None: rewrite and discovery, or every kind with `--all`."""
     task_ids: list[str] = Field(default_factory=list)
     """Only these tasks (`--task`); empty selects every task."""
     include_direct_terminus: bool = True
     """Include terminus-2 discovery successes unchanged, as in the paper (`--no-include-direct-terminus`)."""
     all_trajectories: bool = False
     """Training filters off (`--all`): every selected trajectory is exported, whatever its verdicts."""
+
+    def selected_kinds(self) -> list[str]:
+        """The kinds actually selected."""
+        if self.kinds is not None:
+            return list(self.kinds)
+        return ["rewrite", "discovery", "eval"] if self.all_trajectories else ["rewrite", "discovery"]
 
 
 class LeftOut(_Model):

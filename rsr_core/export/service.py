@@ -46,7 +46,7 @@ def chunked(items: Iterator[Trajectory], size: int) -> Iterator[list[Trajectory]
 
 def _selection(filters: ExportFilters) -> dict:
     return {
-        "kinds": filters.kinds,
+        "kinds": filters.selected_kinds(),
         "task_ids": filters.task_ids,
         "include_direct_terminus": filters.include_direct_terminus,
         "training": not filters.all_trajectories,

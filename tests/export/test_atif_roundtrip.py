@@ -151,3 +151,31 @@ def test_training_view_atif_has_only_training_steps(tmp_path):
     copy = Store(":memory:")
     assert ingest_paths(copy, [tmp_path / "train"]).errors == []
     assert [s.index for s in copy.get_trajectory("rw-1").steps] == [1, 2, 3, 4, 5]
+
+
+def test_cli_all_archives_every_kind_by_default(tmp_path, data_dir, capsys):
+    from rsr_core.cli import main
+
+    source = Store(tmp_path / "src.duckdb")
+    _build(source, data_dir)
+    before = _dump(source)
+    source.close()
+    archive, copy = tmp_path / "arch", str(tmp_path / "copy.duckdb")
+    assert (
+        main(
+            [
+                "export",
+                "--format",
+                "atif",
+                "--all",
+                "--out",
+                str(archive),
+                "--db",
+                str(tmp_path / "src.duckdb"),
+            ]
+        )
+        == 0
+    )
+    assert "exported 14 of 14 selected" in capsys.readouterr().out  # the eval run included
+    assert main(["ingest", str(archive), "--db", copy, "--json"]) == 0
+    assert _dump(Store(copy)) == before
