@@ -7,16 +7,23 @@ from pathlib import Path
 from rsr_core.ingest.runner import ingest_paths
 from rsr_core.models import IngestReport
 from rsr_core.store import Store
+from rsr_core.store.dump import load_pipeline
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 DEMO_TASKS = DATA / "demo" / "tasks"
 DEMO_JOBS = DATA / "demo" / "jobs"
 DEMO_SCRIPT = DATA / "scripted" / "demo_model.json"
+DEMO_PIPELINE = DATA / "demo_pipeline"
 
 
 def build_demo(store: Store) -> IngestReport:
-    """Ingest the demo tasks and every recorded job (discovery and rewrite trajectories)."""
-    return ingest_paths(store, [DEMO_TASKS, DEMO_JOBS])
+    """Ingest the demo tasks and every recorded job (discovery and rewrite trajectories), then load the rewrite
+    pipeline's rows (runbooks, critic flags, reviews, transfer checks, jobs)."""
+    report = ingest_paths(store, [DEMO_TASKS, DEMO_JOBS])
+    if DEMO_PIPELINE.is_dir():
+        with store.transaction() as cur:
+            load_pipeline(cur, DEMO_PIPELINE)
+    return report
 
 
 def is_empty(store: Store) -> bool:

@@ -28,7 +28,7 @@ from rsr_core.llm.scripted_server import ScriptedServer  # noqa: E402
 from rsr_core.sandbox.engine import docker_client  # noqa: E402
 from rsr_core.sandbox.provider import DockerSandboxProvider  # noqa: E402
 from rsr_core.settings import Settings  # noqa: E402
-from scripts import demo_discovery  # noqa: E402
+from scripts import demo_discovery, demo_rewrite  # noqa: E402
 
 DEMO = ROOT / "data" / "demo"
 TASKS = DEMO / "tasks"
@@ -39,13 +39,7 @@ MAX_TURNS = 12
 
 def build_script() -> dict:
     """The scripted server's script for the whole demo."""
-    rules = demo_discovery.discovery_rules()
-    try:
-        from scripts import demo_rewrite
-
-        rules += demo_rewrite.rewrite_rules()
-    except ImportError:
-        pass
+    rules = demo_discovery.discovery_rules() + demo_rewrite.rewrite_rules()
     return {
         "description": "Scripted answers of the RSR Studio demo (not sampled from any model).",
         "rules": rules,
@@ -86,12 +80,7 @@ def main() -> int:
         if args.only in (None, "discovery"):
             record_discovery(llm, sandboxes)
         if args.only in (None, "rewrite"):
-            try:
-                from scripts import demo_rewrite
-            except ImportError:
-                print("rewrite part not available", file=sys.stderr)
-            else:
-                demo_rewrite.record(llm, sandboxes, server)
+            demo_rewrite.record(llm, sandboxes, server)
     finally:
         server.stop()
     return 0

@@ -10,7 +10,9 @@ from rsr_core.settings import Settings
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the command group."""
-    p = sub.add_parser("stats", help="corpus figures: summary, coverage", description="Corpus figures.")
+    p = sub.add_parser(
+        "stats", help="corpus figures: summary, coverage, funnel", description="Corpus figures."
+    )
     stats_sub = p.add_subparsers(dest="stats_command", metavar="WHAT", required=True)
     s = stats_sub.add_parser(
         "summary",
@@ -28,6 +30,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_db(c)
     add_json(c)
     c.set_defaults(handler=coverage)
+    f = stats_sub.add_parser(
+        "funnel",
+        help="the rewrite funnel: sources, runbooks, verdicts, executions, kept",
+        description="Sources -> runbooks (every critic round) -> critic-rejected / approved / "
+        "pending review -> executions -> verified -> answer transfer -> kept, and the expansion "
+        "ratio (kept rewrites / distinct sources that produced them).",
+    )
+    add_db(f)
+    add_json(f)
+    f.set_defaults(handler=funnel)
 
 
 def summary(args: argparse.Namespace, settings: Settings) -> int:
@@ -40,6 +52,16 @@ def summary(args: argparse.Namespace, settings: Settings) -> int:
         f"tasks {data['tasks']}  trajectories: discovery {t['discovery']}, rewrite {t['rewrite']}, "
         f"eval {t['eval']}  steps {data['steps']}  commands {data['commands']}",
     )
+    return 0
+
+
+def funnel(args: argparse.Namespace, settings: Settings) -> int:
+    """Print the funnel."""
+    from rsr_core.store import pipeline
+
+    data = pipeline.funnel(open_store(args, settings, read_only=True).cursor())
+    text = "\n".join(f"{k:<16}{v:.3f}" if isinstance(v, float) else f"{k:<16}{v}" for k, v in data.items())
+    emit(args, data, text)
     return 0
 
 

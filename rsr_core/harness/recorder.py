@@ -26,7 +26,8 @@ class TrajectoryRecorder:
         self.model = model
         self.kind = kind
         self.scripted = scripted
-        self.trajectory_id = f"{harness}-{task.task_id}-{uuid.uuid4().hex[:10]}"
+        prefix = harness if kind == "discovery" else kind
+        self.trajectory_id = f"{prefix}-{task.task_id}-{uuid.uuid4().hex[:10]}"
         self.steps: list[Step] = []
         self.started_at = now()
 

@@ -298,3 +298,22 @@ def get_task(cur: duckdb.DuckDBPyConnection, task_id: str, with_hidden: bool = F
             ).fetchall()
         ]
     return Task(**data, files=files)
+
+
+def rewrite_sources(cur: duckdb.DuckDBPyConnection, sources: list[str], tasks: list[str]) -> list[str]:
+    """Successful discovery trajectories (reward >= 1.0, task known) among the given ids / tasks, or all."""
+    sql = (
+        "SELECT trajectory_id FROM trajectories WHERE kind = 'discovery' AND reward >= 1.0 "
+        "AND task_id IS NOT NULL"
+    )
+    params: list[Any] = []
+    if sources or tasks:
+        parts = []
+        if sources:
+            parts.append(f"trajectory_id IN ({', '.join('?' * len(sources))})")
+            params += sources
+        if tasks:
+            parts.append(f"task_id IN ({', '.join('?' * len(tasks))})")
+            params += tasks
+        sql += " AND (" + " OR ".join(parts) + ")"
+    return [r[0] for r in cur.execute(sql + " ORDER BY task_id, trajectory_id", params).fetchall()]

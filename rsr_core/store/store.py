@@ -22,6 +22,10 @@ from rsr_core.store.sql import one, registered, scalar
 class StoreBusyError(RuntimeError):
     """The database file is locked by another process (DuckDB allows one writer)."""
 
+    def __init__(self, message: str, pid: int | None = None):
+        super().__init__(message)
+        self.pid = pid
+
 
 class StoreVersionError(RuntimeError):
     """The database was written by a newer RSR Studio than this one."""
@@ -51,9 +55,11 @@ def connect(path: str | os.PathLike[str], read_only: bool = False) -> duckdb.Duc
         return duckdb.connect(path, read_only=read_only)
     except duckdb.IOException as exc:
         if "lock" in str(exc).lower():
+            pid = _LOCK_PID.search(str(exc))
             raise StoreBusyError(
                 f"database {path} is in use by {_holder(str(exc))}; "
-                "DuckDB allows one writer: stop that process or pass another --db"
+                "DuckDB allows one writer: stop that process or pass another --db",
+                int(pid.group(1)) if pid else None,
             ) from exc
         raise
 

@@ -1,0 +1,272 @@
+"""`rsr rewrite`, `rsr jobs list|show|cancel|resume`, `rsr review approve|reject`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+
+from rsr_core.commands.common import add_db, add_json, emit, open_store
+from rsr_core.settings import Settings
+from rsr_core.store import StoreBusyError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the commands."""
+    p = sub.add_parser(
+        "rewrite",
+        help="run the RSR pipeline: plan runbooks, critique, execute, filter",
+        description="Rewrite successful discovery trajectories into the general harness: K "
+        "runbooks per source (Planner), each checked by the Critic and replanned when rejected (up "
+        "to --rounds), M Terminus 2 executions per approved runbook in fresh sandboxes (Executor), "
+        "and the answer-transfer filter on every verified execution.",
+    )
+    p.add_argument("--task", action="append", default=[], metavar="ID", help="rewrite this task's successes")
+    p.add_argument(
+        "--source", action="append", default=[], metavar="TRAJECTORY_ID", help="rewrite this trajectory"
+    )
+    p.add_argument("--k", type=int, default=4, help="runbooks per source (default 4)")
+    p.add_argument("--m", type=int, default=4, help="executions per approved runbook (default 4)")
+    p.add_argument("--rounds", type=int, default=3, help="critic rounds per runbook (default 3)")
+    p.add_argument(
+        "--gate",
+        choices=["critic", "human"],
+        default="critic",
+        help="critic: approved runbooks run at once; human: they wait for `rsr review approve`",
+    )
+    p.add_argument("--workers", type=int, default=1, help="units run at once (default 1)")
+    p.add_argument(
+        "--temperature", type=float, default=0.7, help="Planner and Executor temperature (default 0.7)"
+    )
+    p.add_argument("--max-turns", type=int, default=30, help="model calls per execution (default 30)")
+    for role in ("planner", "critic", "executor"):
+        p.add_argument(
+            f"--{role}-model", help=f"{role} model (default: $RSR_{role.upper()}_MODEL, else $RSR_MODEL)"
+        )
+    add_db(p)
+    add_json(p)
+    p.set_defaults(handler=rewrite)
+
+    j = sub.add_parser("jobs", help="rewrite jobs: list, show, cancel, resume", description="Rewrite jobs.")
+    js = j.add_subparsers(dest="jobs_command", metavar="WHAT", required=True)
+    for name, help_text in (
+        ("list", "list jobs with their unit counts"),
+        ("show", "a job's parameters and units"),
+        ("cancel", "stop a job (its runner finishes the units in flight)"),
+        ("resume", "finish a job: re-run units left unfinished, clean up its containers"),
+    ):
+        c = js.add_parser(name, help=help_text, description=help_text[0].upper() + help_text[1:] + ".")
+        if name != "list":
+            c.add_argument("job_id", metavar="JOB_ID", help="job id as printed by `rsr jobs list`")
+        if name == "resume":
+            c.add_argument("--workers", type=int, default=1, help="units run at once (default 1)")
+        add_db(c)
+        add_json(c)
+        c.set_defaults(
+            handler={"list": jobs_list, "show": jobs_show, "cancel": jobs_cancel, "resume": jobs_resume}[name]
+        )
+
+    r = sub.add_parser(
+        "review",
+        help="approve or reject runbooks (human gate)",
+        description="Append a human review to a runbook; the latest review decides.",
+    )
+    rs = r.add_subparsers(dest="review_command", metavar="DECISION", required=True)
+    for decision in ("approve", "reject"):
+        c = rs.add_parser(
+            decision,
+            help=f"{decision} a runbook",
+            description=f"Record that a reviewer {decision}s "
+            "a runbook. Approved runbooks of a human-gated job run on `rsr jobs resume`.",
+        )
+        c.add_argument("runbook_id", metavar="RUNBOOK_ID", help="runbook id")
+        c.add_argument("--by", required=True, metavar="NAME", help="reviewer name")
+        c.add_argument("--reason", default="", help="why")
+        add_db(c)
+        add_json(c)
+        c.set_defaults(handler=review, decision=decision)
+
+
+def _progress_printer(json_mode: bool):
+    tty = sys.stderr.isatty()
+
+    def show(job_id: str, counts: dict[str, dict[str, int]]) -> None:
+        total = sum(sum(v.values()) for v in counts.values())
+        done = sum(v.get("done", 0) for v in counts.values())
+        bar = "#" * (20 * done // total if total else 0)
+        parts = " ".join(f"{k} {v.get('done', 0)}/{sum(v.values())}" for k, v in counts.items() if v)
+        line = f"{job_id} [{bar:<20}] {done}/{total} units  {parts}"
+        sys.stderr.write(("\r" + line) if tty else line + "\n")
+        sys.stderr.flush()
+
+    return show
+
+
+def _runner(args: argparse.Namespace, settings: Settings):
+    from rsr_core.rewrite.runner import JobRunner
+    from rsr_core.sandbox.docker_sandbox import gc_containers
+    from rsr_core.services import Services
+
+    services = Services(settings.model_copy(update={"db_path": args.db or settings.db_path}))
+    runner = JobRunner(
+        services.store,
+        services.llm,
+        services.sandboxes,
+        workers=args.workers,
+        on_progress=_progress_printer(args.json),
+        gc=lambda job: gc_containers(services.docker, job_id=job),
+    )
+
+    def cancel(signum, frame):
+        sys.stderr.write(f"\nrsr: signal {signum}: cancelling after the units in flight\n")
+        runner.cancel_event.set()
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    signal.signal(signal.SIGTERM, cancel)
+    signal.signal(signal.SIGINT, cancel)
+    return services, runner
+
+
+def _report(args: argparse.Namespace, services, job_id: str, status: str) -> int:
+    from rsr_core.store import jobs as jobs_sql
+    from rsr_core.store import pipeline as pipeline_sql
+
+    cur = services.store.cursor()
+    payload = {
+        "job_id": job_id,
+        "status": status,
+        "units": jobs_sql.unit_counts(cur, job_id),
+        "funnel": pipeline_sql.funnel(cur),
+    }
+    sys.stderr.write("\n")
+    emit(args, payload, f"job {job_id}: {status}")
+    return 0 if status in ("done", "waiting_review") else 1
+
+
+def rewrite(args: argparse.Namespace, settings: Settings) -> int:
+    """Create and run a job."""
+    from rsr_core.rewrite.runner import JobError
+    from rsr_core.rewrite.units import RewriteParams
+
+    services, runner = _runner(args, settings)
+    params = RewriteParams(
+        tasks=args.task,
+        sources=args.source,
+        k=args.k,
+        m=args.m,
+        rounds=args.rounds,
+        gate=args.gate,
+        planner_model=args.planner_model or settings.role_model("planner"),
+        critic_model=args.critic_model or settings.role_model("critic"),
+        executor_model=args.executor_model or settings.role_model("executor"),
+        temperature=args.temperature,
+        executor_max_turns=args.max_turns,
+        fuzzy_threshold=settings.critic_fuzzy_threshold,
+        min_literal_len=settings.critic_min_literal_len,
+    )
+    try:
+        job_id = runner.create(params)
+    except JobError as exc:
+        print(f"rsr: {exc}", file=sys.stderr)
+        return 1
+    sys.stderr.write(f"job {job_id} started (pid {os.getpid()})\n")
+    return _report(args, services, job_id, runner.run(job_id))
+
+
+def jobs_resume(args: argparse.Namespace, settings: Settings) -> int:
+    """Resume a job in this process."""
+    from rsr_core.rewrite.runner import JobError
+
+    services, runner = _runner(args, settings)
+    try:
+        status = runner.resume(args.job_id)
+    except JobError as exc:
+        print(f"rsr: {exc}", file=sys.stderr)
+        return 1
+    return _report(args, services, args.job_id, status)
+
+
+def jobs_list(args: argparse.Namespace, settings: Settings) -> int:
+    """List jobs."""
+    from rsr_core.store import jobs as jobs_sql
+
+    rows = jobs_sql.list_jobs(open_store(args, settings, read_only=True).cursor())
+    lines = [
+        f"{r['job_id']:<34} {r['status']:<15} units {r['done']}/{r['units']} failed {r['failed']}"
+        + ("  [scripted]" if r["scripted"] else "")
+        for r in rows
+    ]
+    emit(args, rows, "\n".join(lines) or "no jobs")
+    return 0
+
+
+def jobs_show(args: argparse.Namespace, settings: Settings) -> int:
+    """Show a job."""
+    from rsr_core.store import jobs as jobs_sql
+
+    cur = open_store(args, settings, read_only=True).cursor()
+    job = jobs_sql.get_job(cur, args.job_id)
+    if job is None:
+        print(f"rsr: no job {args.job_id!r}", file=sys.stderr)
+        return 1
+    job["units"] = jobs_sql.unit_counts(cur, args.job_id)
+    job["unit_list"] = jobs_sql.units_of(cur, args.job_id)
+    emit(args, job, json.dumps({k: v for k, v in job.items() if k != "unit_list"}, indent=2, default=str))
+    return 0
+
+
+def jobs_cancel(args: argparse.Namespace, settings: Settings) -> int:
+    """Cancel: signal the process running the job, or mark it cancelled when nobody runs it."""
+    from rsr_core.store import jobs as jobs_sql
+
+    try:
+        store = open_store(args, settings)
+    except StoreBusyError as busy:
+        if busy.pid is None:
+            raise
+        os.kill(busy.pid, signal.SIGTERM)
+        emit(
+            args,
+            {"job_id": args.job_id, "signalled_pid": busy.pid},
+            f"asked PID {busy.pid}, which holds the database, to cancel; it stops after the units in flight",
+        )
+        return 0
+    with store.transaction() as cur:
+        job = jobs_sql.get_job(cur, args.job_id)
+        if job is None:
+            print(f"rsr: no job {args.job_id!r}", file=sys.stderr)
+            return 1
+        jobs_sql.cancel_pending(cur, args.job_id)
+        jobs_sql.set_status(cur, args.job_id, "cancelled")
+    emit(args, {"job_id": args.job_id, "status": "cancelled"}, f"job {args.job_id} cancelled")
+    return 0
+
+
+def review(args: argparse.Namespace, settings: Settings) -> int:
+    """Append a review."""
+    from rsr_core.models import Review
+    from rsr_core.store import pipeline as pipeline_sql
+
+    store = open_store(args, settings)
+    with store.transaction() as cur:
+        rb = pipeline_sql.get_runbook(cur, args.runbook_id)
+        if rb is None:
+            print(f"rsr: no runbook {args.runbook_id!r}", file=sys.stderr)
+            return 1
+        pipeline_sql.insert_review(
+            cur,
+            Review(runbook_id=args.runbook_id, decision=args.decision, reviewer=args.by, reason=args.reason),
+        )
+    hint = (
+        f"; run `rsr jobs resume {rb.job_id}` to execute it"
+        if args.decision == "approve" and rb.job_id
+        else ""
+    )
+    emit(
+        args,
+        {"runbook_id": args.runbook_id, "decision": args.decision, "reviewer": args.by, "job_id": rb.job_id},
+        f"{args.runbook_id}: {args.decision}d by {args.by}{hint}",
+    )
+    return 0

@@ -1,0 +1,262 @@
+"""The Critic. Stage 1 is deterministic, with evidence (schema, harness-only syntax, verifier and solution
+leakage matched with rapidfuzz); stage 2 asks a model that sees only the public instruction and the runbook."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from rapidfuzz import fuzz
+
+from rsr_core import prompts
+from rsr_core.models import RUNBOOK_PARTS, CriticFlag, Runbook, Task, Trajectory
+from rsr_core.protocols import LLM
+from rsr_core.rewrite.literals import Hidden, final_contents, hidden_texts
+from rsr_core.rewrite.llm_json import ask_json
+
+HARNESS_PATTERNS: list[tuple[re.Pattern, str]] = [
+    (re.compile(r"\[statem\]", re.I), "StateM bookkeeping marker"),
+    (re.compile(r"[\"']transition[\"']\s*:", re.I), "StateM transition field"),
+    (
+        re.compile(
+            r"\btransition(?:s|ed|ing)?\s+(?:back\s+)?(?:to|into)\s+(?:the\s+)?(?:explore|plan|implement|verify|done)\b",
+            re.I,
+        ),
+        "StateM phase transition",
+    ),
+    (re.compile(r"\b(?:explore|implement|verify)\s+phase\b", re.I), "StateM phase name"),
+    (re.compile(r"\bstate\s+(?:machine|file|record)\b", re.I), "StateM state machinery"),
+    (re.compile(r"\bnot\s+passed\b", re.I), "RSRT verifier feedback wording"),
+    (
+        re.compile(r"\bverifier\s+(?:feedback|says|answers|reports|responds)\b", re.I),
+        "RSRT verifier in the loop",
+    ),
+    (
+        re.compile(
+            r"\b(?:run_tests|submit_solution|check_solution|verify_solution|bash_command|mark_task_complete)\b"
+        ),
+        "a tool the general harness does not have",
+    ),
+]
+_WORD_EDGE = r"(?<![A-Za-z0-9_]){}(?![A-Za-z0-9_])"
+GENERIC = {
+    "/app",
+    "utf-8",
+    "utf8",
+    "python3",
+    "pytest",
+    "bash",
+    "test",
+    "tests",
+    "assert",
+    "import",
+    "print",
+    "true",
+    "false",
+    "none",
+    "null",
+    "/tests",
+    "/logs/verifier/reward.txt",
+    "-rA",
+    "-q",
+}
+
+
+@dataclass(frozen=True)
+class CriticSettings:
+    """Thresholds (from Settings)."""
+
+    fuzzy_threshold: float = 88.0
+    min_literal_len: int = 4
+
+
+def _flag(
+    rb: Runbook,
+    stage: str,
+    kind: str,
+    start: int,
+    end: int,
+    text: str,
+    score: float,
+    reason: str,
+    matched: str | None = None,
+    path: str | None = None,
+) -> CriticFlag:
+    return CriticFlag(
+        runbook_id=rb.runbook_id,
+        stage=stage,
+        kind=kind,
+        severity="high",
+        score=round(score, 4),
+        span_start=start,
+        span_end=end,
+        evidence=text[start:end],
+        matched_text=matched,
+        matched_path=path,
+        reason=reason,
+    )
+
+
+def schema_flags(rb: Runbook, text: str) -> list[CriticFlag]:
+    """Empty or missing parts."""
+    flags = []
+    for part in RUNBOOK_PARTS:
+        value = getattr(rb, part)
+        items = [value] if isinstance(value, str) else value
+        if not items or not all(isinstance(i, str) and i.strip() for i in items):
+            flags.append(
+                CriticFlag(
+                    runbook_id=rb.runbook_id,
+                    stage="deterministic",
+                    kind="schema",
+                    severity="high",
+                    score=1.0,
+                    evidence=part,
+                    reason=f"part '{part}' is empty",
+                )
+            )
+    return flags
+
+
+def harness_flags(rb: Runbook, text: str) -> list[CriticFlag]:
+    """Vocabulary and tools that only discovery harnesses have."""
+    return [
+        _flag(rb, "deterministic", "harness_syntax", m.start(), m.end(), text, 1.0, why)
+        for pattern, why in HARNESS_PATTERNS
+        for m in pattern.finditer(text)
+    ]
+
+
+def _widen(text: str, start: int, end: int) -> tuple[int, int]:
+    while start > 0 and text[start - 1].isalnum():
+        start -= 1
+    while end < len(text) and text[end].isalnum():
+        end += 1
+    return start, end
+
+
+def _match(hidden: Hidden, text: str, lowered: str, threshold: float) -> tuple[int, int, float] | None:
+    needle = hidden.text.strip()
+    if hidden.what == "number" or len(needle) < 8:
+        m = re.search(_WORD_EDGE.format(re.escape(needle.lower())), lowered)
+        return (m.start(), m.end(), 1.0) if m else None
+    res = fuzz.partial_ratio_alignment(needle.lower(), lowered, score_cutoff=threshold)
+    if res is None:
+        return None
+    start, end = _widen(text, res.dest_start, res.dest_end)
+    return start, end, res.score / 100.0
+
+
+def leak_flags(
+    rb: Runbook, text: str, task: Task, source: Trajectory | None, cfg: CriticSettings
+) -> list[CriticFlag]:
+    """Hidden-test and solution text (and the source run's final file contents) found in the runbook."""
+    public = (task.instruction or "").lower()
+    lowered = text.lower()
+    hidden = hidden_texts(task) + (final_contents(source) if source is not None else [])
+    flags: list[CriticFlag] = []
+    seen: set[tuple[str, int]] = set()
+    for h in hidden:
+        needle = h.text.strip()
+        low = needle.lower()
+        short_number = h.what == "number" and len(needle) < 2
+        if short_number or (h.what != "number" and len(needle) < cfg.min_literal_len) or low in GENERIC:
+            continue
+        if low in public:  # the instruction says it: not a leak
+            continue
+        found = _match(h, text, lowered, cfg.fuzzy_threshold)
+        if found is None or (h.kind, found[0]) in seen:
+            continue
+        seen.add((h.kind, found[0]))
+        start, end, score = found
+        flags.append(
+            _flag(
+                rb,
+                "deterministic",
+                h.kind,
+                start,
+                end,
+                text,
+                score,
+                f"{h.what} from {h.path} appears in the runbook",
+                needle,
+                h.path,
+            )
+        )
+    return flags
+
+
+def deterministic_flags(
+    rb: Runbook, task: Task, source: Trajectory | None, cfg: CriticSettings = CriticSettings()
+) -> list[CriticFlag]:
+    """Stage 1."""
+    text = rb.text()
+    return schema_flags(rb, text) + harness_flags(rb, text) + leak_flags(rb, text, task, source, cfg)
+
+
+class LLMFlag(BaseModel):
+    """A flag as the critic model returns it."""
+
+    model_config = ConfigDict(extra="ignore")
+    kind: Literal["verifier_leak", "solution_leak", "harness_syntax"]
+    evidence: str
+    reason: str = ""
+
+
+class CriticAnswer(BaseModel):
+    """The critic model's answer."""
+
+    model_config = ConfigDict(extra="ignore")
+    verdict: Literal["pass", "reject"]
+    flags: list[LLMFlag] = Field(default_factory=list)
+
+
+def critic_messages(instruction: str, rb: Runbook) -> list[dict[str, str]]:
+    """Stage 2's request: only the public instruction and the runbook (never hidden tests or solutions)."""
+    user = prompts.render(prompts.load("critic_user_v1.md"), instruction=instruction, runbook=rb.text())
+    return [{"role": "system", "content": prompts.load("critic_v1.md")}, {"role": "user", "content": user}]
+
+
+def llm_flags(llm: LLM, model: str, instruction: str, rb: Runbook) -> tuple[str, list[CriticFlag]]:
+    """Stage 2: verdict and flags, each located in the runbook text where it can be."""
+    answer, _ = ask_json(llm, model, critic_messages(instruction, rb), CriticAnswer)
+    text = rb.text()
+    flags = []
+    for f in answer.flags:
+        start = text.find(f.evidence) if f.evidence else -1
+        if start < 0 and f.evidence:
+            res = fuzz.partial_ratio_alignment(f.evidence.lower(), text.lower(), score_cutoff=70)
+            start, end = (res.dest_start, res.dest_end) if res else (None, None)
+        else:
+            end = start + len(f.evidence) if start >= 0 else None
+            start = start if start >= 0 else None
+        flags.append(
+            CriticFlag(
+                runbook_id=rb.runbook_id,
+                stage="llm",
+                kind=f.kind,
+                severity="high",
+                score=1.0,
+                span_start=start,
+                span_end=end,
+                evidence=f.evidence,
+                reason=f.reason,
+            )
+        )
+    verdict = answer.verdict if not (answer.verdict == "pass" and flags) else "reject"
+    return verdict, flags
+
+
+_WHY = {
+    "verifier_leak": "reveals what the grader checks or expects",
+    "solution_leak": "gives away part of the answer instead of a way to find it",
+}
+
+
+def critique_text(flags: list[CriticFlag]) -> str:
+    """What the Planner is told when its runbook is rejected: its own offending text and why, never the hidden
+    text or where it came from."""
+    lines = [f'- {f.kind}: "{f.evidence[:200]}" {_WHY.get(f.kind, f.reason)}' for f in flags]
+    return "\n".join(lines) or "- the runbook was rejected"

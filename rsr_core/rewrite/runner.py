@@ -1,0 +1,245 @@
+"""The job runner: one writer thread owns the store, workers run units, results land in one transaction each.
+
+A unit's outputs and its `done` status commit together, and follow-up units have deterministic ids, so after a
+crash (even `kill -9`) `resume` re-runs exactly the units that never finished: nothing lost, nothing twice.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import uuid
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from datetime import UTC, datetime
+from typing import Any
+
+from rsr_core.models import CriticFlag, Runbook, Trajectory, TransferVerdict
+from rsr_core.protocols import LLM, SandboxProvider
+from rsr_core.rewrite.critic import critique_text
+from rsr_core.rewrite.units import RewriteParams, run_unit, stable_id
+from rsr_core.store import Store, queries
+from rsr_core.store import jobs as jobs_sql
+from rsr_core.store import pipeline as pipeline_sql
+
+Progress = Callable[[str, dict[str, dict[str, int]]], None]
+
+
+class JobError(RuntimeError):
+    """A job cannot start or resume (no sources, unknown job)."""
+
+
+class JobRunner:
+    """Runs rewrite jobs against injected services (model endpoint, sandboxes)."""
+
+    def __init__(
+        self,
+        store: Store,
+        llm: LLM,
+        sandboxes: SandboxProvider,
+        workers: int = 1,
+        on_progress: Progress | None = None,
+        gc: Callable[[str], Any] | None = None,
+    ):
+        self.store = store
+        self.llm = llm
+        self.sandboxes = sandboxes
+        self.workers = max(1, workers)
+        self.on_progress = on_progress
+        self.gc = gc
+        self.cancel_event = threading.Event()
+
+    # -- starting -------------------------------------------------------------------------------
+    def sources_for(self, params: RewriteParams) -> list[str]:
+        """Successful discovery trajectories named by --source / --task (all successes when neither)."""
+        return queries.rewrite_sources(self.store.cursor(), params.sources, params.tasks)
+
+    def create(self, params: RewriteParams) -> str:
+        """A new job with its first plan units (K per source)."""
+        sources = self.sources_for(params)
+        if not sources:
+            raise JobError(
+                "no successful discovery trajectories to rewrite (reward >= 1.0) for the given "
+                "--task/--source; ingest or discover some first"
+            )
+        job_id = f"job-{datetime.now(UTC):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
+        scripted = any(
+            m.startswith("scripted")
+            for m in (params.planner_model, params.critic_model, params.executor_model)
+        )
+        with self.store.transaction() as cur:
+            jobs_sql.create_job(cur, job_id, params.model_dump(), scripted)
+            jobs_sql.add_units(
+                cur, job_id, [self._plan_unit(job_id, s, v, 1) for s in sources for v in range(params.k)]
+            )
+        return job_id
+
+    def _plan_unit(
+        self,
+        job_id: str,
+        source: str,
+        variant: int,
+        round_: int,
+        parent: str | None = None,
+        critique: str | None = None,
+    ) -> tuple[str, str, dict]:
+        lineage = stable_id("rb", job_id, source, str(variant))
+        payload = {
+            "source_trajectory_id": source,
+            "variant": variant,
+            "round": round_,
+            "lineage_id": lineage,
+            "runbook_id": f"{lineage}-r{round_}",
+            "parent_runbook_id": parent,
+            "critique": critique,
+        }
+        return f"{job_id}/plan/{source}/{variant}/{round_}", "plan", payload
+
+    # -- running --------------------------------------------------------------------------------
+    def resume(self, job_id: str) -> str:
+        """Re-queue units a crash left running (and failed or cancelled ones), clean up the job's orphaned
+        containers, then run it to the end."""
+        with self.store.transaction() as cur:
+            if jobs_sql.get_job(cur, job_id) is None:
+                raise JobError(f"no job {job_id!r}")
+            jobs_sql.requeue(cur, job_id, ("running", "failed", "cancelled"))
+        if self.gc is not None:
+            self.gc(job_id)
+        return self.run(job_id)
+
+    def run(self, job_id: str) -> str:
+        """Run until no unit is left; returns the final status."""
+        cur = self.store.cursor()
+        params = RewriteParams(**jobs_sql.get_job(cur, job_id)["params"])
+        with self.store.transaction() as tx:
+            jobs_sql.set_status(tx, job_id, "running", owner_pid=os.getpid())
+        inflight: dict[Future, dict] = {}
+        failed = False
+        with ThreadPoolExecutor(self.workers, thread_name_prefix="rsr-unit") as pool:
+            while True:
+                if not self.cancel_event.is_set():
+                    self._schedule_reviewed(job_id, params)
+                    free = self.workers - len(inflight)
+                    for unit in jobs_sql.pending_units(cur, job_id, free) if free > 0 else []:
+                        with self.store.transaction() as tx:
+                            jobs_sql.mark_running(tx, unit["unit_id"])
+                        inputs = self._inputs(unit, params, job_id)
+                        inflight[pool.submit(run_unit, unit["kind"], inputs, self.llm, self.sandboxes)] = unit
+                if not inflight:
+                    break
+                done, _ = wait(inflight, timeout=1.0, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    unit = inflight.pop(fut)
+                    try:
+                        self._apply(unit, fut.result(), params, job_id)
+                    except Exception as exc:  # noqa: BLE001 - recorded on the unit; resume retries it
+                        failed = True
+                        with self.store.transaction() as tx:
+                            jobs_sql.mark_failed(tx, unit["unit_id"], f"{type(exc).__name__}: {exc}")
+                    self._progress(job_id)
+        return self._finish(job_id, failed)
+
+    def _finish(self, job_id: str, failed: bool) -> str:
+        gate = RewriteParams(**jobs_sql.get_job(self.store.cursor(), job_id)["params"]).gate
+        with self.store.transaction() as cur:
+            if self.cancel_event.is_set():
+                jobs_sql.cancel_pending(cur, job_id)
+                status = "cancelled"
+            elif failed:
+                status = "failed"
+            elif gate == "human" and jobs_sql.pending_review(cur, job_id):
+                status = "waiting_review"
+            else:
+                status = "done"
+            jobs_sql.set_status(cur, job_id, status)
+        self._progress(job_id)
+        return status
+
+    def _progress(self, job_id: str) -> None:
+        if self.on_progress:
+            self.on_progress(job_id, jobs_sql.unit_counts(self.store.cursor(), job_id))
+
+    def _schedule_reviewed(self, job_id: str, params: RewriteParams) -> None:
+        if params.gate != "human":
+            return
+        approved = jobs_sql.approved_without_executions(self.store.cursor(), job_id)
+        if approved:
+            with self.store.transaction() as cur:
+                jobs_sql.add_units(
+                    cur, job_id, [u for rb in approved for u in self._exec_units(job_id, rb, params)]
+                )
+
+    def _exec_units(self, job_id: str, runbook_id: str, params: RewriteParams) -> list[tuple[str, str, dict]]:
+        return [
+            (f"{job_id}/exec/{runbook_id}/{m}", "execute", {"runbook_id": runbook_id, "run_index": m})
+            for m in range(params.m)
+        ]
+
+    # -- inputs and results ----------------------------------------------------------------------
+    def _inputs(self, unit: dict, params: RewriteParams, job_id: str) -> dict[str, Any]:
+        cur = self.store.cursor()
+        p = unit["payload"]
+        runbook = pipeline_sql.get_runbook(cur, p["runbook_id"]) if unit["kind"] != "plan" else None
+        source_id = p["source_trajectory_id"] if runbook is None else runbook.source_trajectory_id
+        source = self.store.get_trajectory(source_id)
+        task = self.store.get_task(source.task_id, with_hidden=unit["kind"] != "plan")
+        inputs = {**p, "job_id": job_id, "params": params.model_dump(), "task": task.model_dump(mode="json")}
+        if unit["kind"] in ("plan", "critic", "filter"):
+            inputs["source"] = source.model_dump(mode="json")
+        if runbook is not None:
+            inputs["runbook"] = runbook.model_dump(mode="json")
+        if unit["kind"] == "filter":
+            inputs["rewrite"] = self.store.get_trajectory(p["trajectory_id"]).model_dump(mode="json")
+        return inputs
+
+    def _apply(self, unit: dict, result: dict[str, Any], params: RewriteParams, job_id: str) -> None:
+        p, kind = unit["payload"], unit["kind"]
+        with self.store.transaction() as cur:
+            follow: list[tuple[str, str, dict]] = []
+            summary: dict[str, Any] = {}
+            if kind == "plan":
+                rb = Runbook(**result["runbook"])
+                pipeline_sql.insert_runbook(cur, rb)
+                follow.append((f"{job_id}/critic/{rb.runbook_id}", "critic", {"runbook_id": rb.runbook_id}))
+                summary = {"runbook_id": rb.runbook_id}
+            elif kind == "critic":
+                flags = [CriticFlag(**f) for f in result["flags"]]
+                pipeline_sql.insert_flags(cur, flags)
+                pipeline_sql.set_critic_verdict(cur, p["runbook_id"], result["verdict"])
+                rb = pipeline_sql.get_runbook(cur, p["runbook_id"])
+                if result["verdict"] == "pass" and params.gate == "critic":
+                    follow += self._exec_units(job_id, rb.runbook_id, params)
+                elif result["verdict"] == "reject" and rb.round < params.rounds:
+                    follow.append(
+                        self._plan_unit(
+                            job_id,
+                            rb.source_trajectory_id,
+                            rb.variant,
+                            rb.round + 1,
+                            rb.runbook_id,
+                            critique_text(flags),
+                        )
+                    )
+                summary = {"verdict": result["verdict"], "flags": len(flags)}
+            elif kind == "execute":
+                traj = Trajectory(**result["trajectory"])
+                self.store.write_trajectories([traj], cur)
+                if (traj.reward or 0) >= 1.0:
+                    follow.append(
+                        (
+                            f"{job_id}/filter/{traj.trajectory_id}",
+                            "filter",
+                            {"trajectory_id": traj.trajectory_id, "runbook_id": traj.runbook_id},
+                        )
+                    )
+                summary = {
+                    "trajectory_id": traj.trajectory_id,
+                    "reward": traj.reward,
+                    "turns": result["turns"],
+                }
+            elif kind == "filter":
+                verdict = TransferVerdict(**result["transfer"])
+                pipeline_sql.insert_transfer(cur, verdict)
+                summary = {"answer_transfer": verdict.answer_transfer}
+            jobs_sql.add_units(cur, job_id, follow)
+            jobs_sql.mark_done(cur, unit["unit_id"], summary)
