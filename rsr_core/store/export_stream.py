@@ -69,7 +69,8 @@ def _selected_order(cur: duckdb.DuckDBPyConnection, params: dict[str, Any]) -> p
         "SELECT s.trajectory_id, s.n_steps, coalesce(a.n, 0) AS n_actions FROM selected s "
         "LEFT JOIN n_actions a USING (trajectory_id) WHERE s.left_out IS NULL ORDER BY s.row_order"
     )
-    return cur.sql(sql, params=params).to_arrow_reader(CHUNK_ROWS)
+    # Fetched whole (a few dozen bytes per trajectory) so the joins' hash tables are freed at once.
+    return cur.sql(sql, params=params).to_arrow_table().to_reader(CHUNK_ROWS)
 
 
 def _build(meta: dict[str, Any], steps: list[dict[str, Any]], actions: list[dict[str, Any]]) -> Trajectory:
