@@ -14,7 +14,7 @@ import pyarrow as pa
 from rsr_core.models import Trajectory
 from rsr_core.store import columns
 
-TABLES = ("trajectories", "steps", "actions", "commands")
+TABLES = ("trajectories", "steps", "actions", "commands", "search_terms")
 
 
 @dataclass
@@ -47,6 +47,12 @@ class Rows:
             out[name] = part
         return out
 
+    def follows(self, other: Rows) -> bool:
+        """Do this trajectory's rows come right after `other`'s in the same chunk tables?"""
+        return self.tables is other.tables and all(
+            self.offsets[n] == other.offsets[n] + other.lengths[n] for n in TABLES
+        )
+
 
 def build_rows(trajectories: list[Trajectory]) -> list[Rows]:
     """Build the tables of these trajectories once and locate each one's rows.
@@ -54,17 +60,10 @@ def build_rows(trajectories: list[Trajectory]) -> list[Rows]:
     The models' steps are dropped afterwards: the rows hold them, and models without steps are cheap to send
     between processes.
     """
-    tables = columns.trajectory_tables(trajectories)
-    n_commands = tables["trajectories"].column("n_commands").to_pylist()
+    tables, counts = columns.located_tables(trajectories)
     offsets = dict.fromkeys(TABLES, 0)
     out = []
-    for traj, commands in zip(trajectories, n_commands, strict=True):
-        lengths = {
-            "trajectories": 1,
-            "steps": len(traj.steps),
-            "actions": sum(len(s.commands) for s in traj.steps if s.source == "agent"),
-            "commands": commands,
-        }
+    for traj, lengths in zip(trajectories, counts, strict=True):
         out.append(Rows(tables, dict(offsets), lengths, traj.trajectory_id))
         for name in TABLES:
             offsets[name] += lengths[name]
@@ -72,12 +71,34 @@ def build_rows(trajectories: list[Trajectory]) -> list[Rows]:
     return out
 
 
-def concat(parts: list[dict[str, pa.Table]]) -> dict[str, pa.Table]:
-    """One contiguous table per name from many trajectories' rows.
+def gather(rows: list[tuple[Rows, str]]) -> dict[str, pa.Table]:
+    """One table per name holding these trajectories' rows, each under the id it is stored with.
 
-    Contiguous because DuckDB pays per Arrow chunk: inserting 500 one-trajectory chunks costs ~50x more than
-    one chunk of the same rows.
+    Runs of trajectories that sit next to each other in one chunk's tables become one slice, so DuckDB reads
+    a few large Arrow chunks (it pays per chunk: 500 one-trajectory chunks cost ~50x one chunk).
     """
-    if not parts:
+    if not rows:
         return columns.trajectory_tables([])
-    return {name: pa.concat_tables([p[name] for p in parts]).combine_chunks() for name in TABLES}
+    parts: list[dict[str, pa.Table]] = []
+    run_start: Rows | None = None
+    run_last: Rows | None = None
+    run_lengths: dict[str, int] = {}
+
+    def close() -> None:
+        if run_start is not None:
+            parts.append({n: run_start.tables[n].slice(run_start.offsets[n], run_lengths[n]) for n in TABLES})
+
+    for r, trajectory_id in rows:
+        if trajectory_id != r.trajectory_id:
+            close()
+            run_start = run_last = None
+            parts.append(r.take(trajectory_id))
+            continue
+        if run_last is not None and r.follows(run_last):
+            run_lengths = {n: run_lengths[n] + r.lengths[n] for n in TABLES}
+        else:
+            close()
+            run_start, run_lengths = r, dict(r.lengths)
+        run_last = r
+    close()
+    return {name: pa.concat_tables([p[name] for p in parts]) for name in TABLES}

@@ -16,7 +16,7 @@ from rsr_core.ingest.detect import EXPECTED, Unit, detect_units
 from rsr_core.ingest.harbor import read_trial
 from rsr_core.ingest.provenance import carried_verdicts
 from rsr_core.ingest.reading import FormatError, parse_json_bytes, sha256
-from rsr_core.ingest.rows import Rows, build_rows, concat
+from rsr_core.ingest.rows import Rows, build_rows, gather
 from rsr_core.ingest.tasks import content_hash, read_harbor_task, read_tb1_task
 from rsr_core.ingest.tb1 import read_tb1_trial
 from rsr_core.models import IngestError, IngestReport, Review, Task, Trajectory, TransferVerdict
@@ -219,7 +219,7 @@ class Ingestor:
     def _write(self, batch: list[Parsed]) -> int:
         """Trajectories and the verdicts they carry, in one transaction; returns tasks added."""
         with self.store.transaction() as cur:
-            tables = concat([p.rows.take(p.trajectory.trajectory_id) for p in batch])
+            tables = gather([(p.rows, p.trajectory.trajectory_id) for p in batch])
             added = self.store.write_tables(tables, [p.trajectory for p in batch], cur)
             for parsed in batch:
                 if parsed.transfer is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from operator import attrgetter
 from typing import Any
 
@@ -11,19 +12,21 @@ import pyarrow as pa
 from rsr_core.analysis.commands import split_commands
 from rsr_core.models import SCHEMA_VERSION, Task, Trajectory
 
-# Words of messages, observations and commands, lower-cased, one row per (term, trajectory).
-SEARCH_TERMS_SQL = r"""
-INSERT INTO search_terms
-SELECT DISTINCT term, trajectory_id FROM (
-    SELECT trajectory_id,
-           unnest(regexp_split_to_array(lower(coalesce(message, '') || ' ' || coalesce(observation, '')),
-                                        '[^a-z0-9_.\-/]+')) AS term
-    FROM steps WHERE trajectory_id IN (SELECT trajectory_id FROM {ids})
-    UNION ALL
-    SELECT trajectory_id, unnest(regexp_split_to_array(lower(command), '[^a-z0-9_.\-/]+')) AS term
-    FROM commands WHERE trajectory_id IN (SELECT trajectory_id FROM {ids})
-) WHERE length(term) BETWEEN 2 AND 64
-"""
+# Search terms: the words of messages, observations and commands, lower-cased, as maximal runs of
+# [a-z0-9_.-/] of 2..64 characters; one row per (term, trajectory). (This was a DuckDB regexp_split over
+# lower(); Python's lower() agrees with DuckDB's on every character that lowers into that class except
+# U+0130, which DuckDB lowers to "i" and Python to "i" + U+0307, hence the replace.)
+_TERM = re.compile(r"[a-z0-9_.\-/]+")
+TERM_MIN, TERM_MAX = 2, 64
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased word runs of `text`, any length, in order (see the search-term rule above)."""
+    return _TERM.findall(text.replace("\u0130", "i").lower())
+
+
+def _term_rows(tid: str, found: set[str], out: list[tuple]) -> None:
+    out.extend((term, tid) for term in sorted(found) if TERM_MIN <= len(term) <= TERM_MAX)
 
 
 def _json(value: Any) -> str | None:
@@ -33,37 +36,63 @@ def _json(value: Any) -> str | None:
 
 
 def trajectory_tables(trajectories: list[Trajectory]) -> dict[str, pa.Table]:
-    """Arrow tables for the trajectories, steps, actions and commands rows of these trajectories.
+    """Arrow tables for the trajectories, steps, actions, commands and search_terms rows of these trajectories."""
+    return located_tables(trajectories)[0]
+
+
+def located_tables(trajectories: list[Trajectory]) -> tuple[dict[str, pa.Table], list[dict[str, int]]]:
+    """`trajectory_tables` plus, per trajectory in order, its number of rows in each table.
 
     Rows are gathered as tuples and transposed once (zip), then each column becomes one Arrow array.
     """
+    counts: list[dict[str, int]] = []
     traj_rows: list[tuple] = []
     step_rows: list[tuple] = []
     act_rows: list[tuple] = []
     cmd_rows: list[tuple] = []
+    term_rows: list[tuple] = []
     step_values = attrgetter(*STEP_FIELDS)
     traj_values = attrgetter(*TRAJECTORY_FIELDS)
     for traj in trajectories:
         tid = traj.trajectory_id
-        seq = 0
+        seq = n_actions = 0
+        found: set[str] = set()
         for step in traj.steps:
             index = step.index
             step_rows.append((tid, index, *step_values(step), _json(step.extra)))
+            found.update(words(step.message or ""))
+            if step.observation:
+                found.update(words(step.observation))
             if step.source != "agent":
                 continue
+            n_actions += len(step.commands)
             for a_idx, cmd in enumerate(step.commands):
                 keys = cmd.keystrokes
                 act_rows.append((tid, index, a_idx, cmd.function_name, keys, cmd.duration))
                 for text in split_commands(keys):
                     cmd_rows.append((tid, seq, index, a_idx, text))
+                    found.update(words(text))
                     seq += 1
+        before = len(term_rows)
+        _term_rows(tid, found, term_rows)
+        counts.append(
+            {
+                "trajectories": 1,
+                "steps": len(traj.steps),
+                "actions": n_actions,
+                "commands": seq,
+                "search_terms": len(term_rows) - before,
+            }
+        )
         traj_rows.append((*traj_values(traj), len(traj.steps), seq, _json(traj.extra), SCHEMA_VERSION))
-    return {
+    tables = {
         "trajectories": rows_table(traj_rows, TRAJECTORY_SCHEMA),
         "steps": rows_table(step_rows, STEP_SCHEMA),
         "actions": rows_table(act_rows, ACTION_SCHEMA),
         "commands": rows_table(cmd_rows, COMMAND_SCHEMA),
+        "search_terms": rows_table(term_rows, SEARCH_TERM_SCHEMA),
     }
+    return tables, counts
 
 
 def rows_table(rows: list[tuple], schema: pa.Schema) -> pa.Table:
@@ -193,6 +222,7 @@ ACTION_SCHEMA = pa.schema(
         ("duration", pa.float64()),
     ]
 )
+SEARCH_TERM_SCHEMA = pa.schema([("term", _S), ("trajectory_id", _S)])
 COMMAND_SCHEMA = pa.schema(
     [
         ("trajectory_id", _S),

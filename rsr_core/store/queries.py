@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from typing import Any
 
 import duckdb
 
 from rsr_core.models import KINDS, Command, Step, Task, TaskFile, Trajectory
+from rsr_core.store import columns
 from rsr_core.store.sql import one, scalar
-
-_TERM = re.compile(r"[a-z0-9_.\-/]+")
 
 
 def summary(cur: duckdb.DuckDBPyConnection) -> dict[str, Any]:
@@ -90,7 +88,7 @@ class TrajectoryFilter:
 
 def search_terms(text: str) -> list[str]:
     """Query words the way the index stores them."""
-    return [t for t in _TERM.findall(text.lower()) if 2 <= len(t) <= 64]
+    return [t for t in columns.words(text) if columns.TERM_MIN <= len(t) <= columns.TERM_MAX]
 
 
 def _where(f: TrajectoryFilter) -> tuple[str, list[Any]]:

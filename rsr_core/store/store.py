@@ -192,7 +192,8 @@ class Store:
         trajectories: list[Trajectory],
         cur: duckdb.DuckDBPyConnection | None = None,
     ) -> int:
-        """Store rows already built by `columns.trajectory_tables` (e.g. in ingest's parser processes).
+        """Store rows already built by `columns.trajectory_tables` (e.g. in ingest's parser processes),
+        search terms included.
 
         `trajectories` are the same trajectories (their steps may be left out): they name the tasks to add
         as stubs when unknown. One transaction; returns tasks added.
@@ -201,11 +202,9 @@ class Store:
             with self.transaction() as tx:
                 return self.write_tables(tables, trajectories, tx)
         new_tasks = self._task_stubs(trajectories)
-        for name in ("trajectories", "steps", "actions", "commands"):
+        for name in ("trajectories", "steps", "actions", "commands", "search_terms"):
             self._insert(cur, name, tables[name])
         self._insert(cur, "tasks", new_tasks)
-        with registered(cur, "_new_ids", tables["trajectories"].select(["trajectory_id"])) as ids:
-            cur.execute(columns.SEARCH_TERMS_SQL.format(ids=ids))
         return new_tasks.num_rows
 
     def _task_stubs(self, trajectories: list[Trajectory]) -> pa.Table:

@@ -37,3 +37,27 @@ def test_words_with_underscores_and_prefixes():
     assert _found(store, "report passed") == set()  # every word must occur
     assert _found(store, "100%") == set()
     assert _found(store, "") == {"a", "b", "c", "d"}
+
+
+def test_indexed_terms_follow_the_sql_rule_they_replaced():
+    """Terms are built in Python now; they must equal DuckDB's lower() + regexp split of the same text."""
+    import random
+
+    rng = random.Random(5)
+    alphabet = list("abcXYZ09_.-/ \t|:;,é") + ["\u0130", "\u212a", "\u00df", "\u03a3", "İstanbul", "x" * 70]
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40))) for _ in range(300)]
+    store = Store(":memory:")
+    store.write_trajectories([_traj(f"t{i}", f"{t}\n", observation=t[::-1]) for i, t in enumerate(texts)])
+    cur = store.cursor()
+    expected = cur.execute(
+        r"""
+        SELECT DISTINCT term, trajectory_id FROM (
+            SELECT trajectory_id, unnest(regexp_split_to_array(
+                lower(coalesce(message, '') || ' ' || coalesce(observation, '')), '[^a-z0-9_.\-/]+')) AS term
+            FROM steps
+            UNION ALL
+            SELECT trajectory_id, unnest(regexp_split_to_array(lower(command), '[^a-z0-9_.\-/]+')) FROM commands
+        ) WHERE length(term) BETWEEN 2 AND 64 ORDER BY ALL
+        """
+    ).fetchall()
+    assert cur.execute("SELECT term, trajectory_id FROM search_terms ORDER BY ALL").fetchall() == expected
