@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import argparse
 
-from rsr_core.analysis.pair_metrics import METRICS
-from rsr_core.analysis.passk import pass_at_k_groups
-from rsr_core.analysis.similarity import score_pairs, summarise
 from rsr_core.commands.common import add_db, add_json, emit, open_store
 from rsr_core.models import KINDS
 from rsr_core.settings import Settings
-from rsr_core.store import analysis_queries
+
+# The metric names, kept here so that building the parser does not import numpy, pandas and rapidfuzz
+# (rsr_core.analysis.pair_metrics.METRICS; a test checks they agree).
+METRICS = ("exact", "multiset", "order", "fuzzy", "transition")
 
 
 def _ks(text: str) -> list[int]:
@@ -69,6 +69,9 @@ def _fmt(value: float | None) -> str:
 
 def similarity(args: argparse.Namespace, settings: Settings) -> int:
     """Print same- vs cross-runbook similarity."""
+    from rsr_core.analysis.similarity import score_pairs, summarise
+    from rsr_core.store import analysis_queries
+
     cur = open_store(args, settings, read_only=True).cursor()
     rewrites = analysis_queries.passed_rewrites(cur, args.task)
     commands = analysis_queries.passed_rewrite_commands(cur, args.task)
@@ -88,6 +91,9 @@ def similarity(args: argparse.Namespace, settings: Settings) -> int:
 
 def passk(args: argparse.Namespace, settings: Settings) -> int:
     """Print pass@k per group."""
+    from rsr_core.analysis.passk import pass_at_k_groups
+    from rsr_core.store import analysis_queries
+
     cur = open_store(args, settings, read_only=True).cursor()
     runs = analysis_queries.runs_for_pass_at_k(cur, args.kind)
     payload = {"k": args.k, "groups": pass_at_k_groups(runs, args.k, args.by)}

@@ -119,3 +119,10 @@ def test_commands_come_normalised_from_ingested_files(tmp_path):
 def test_unknown_metric_is_refused():
     with pytest.raises(ValueError, match="unknown metric"):
         score_pairs(pd.DataFrame(), pd.DataFrame(), ["cosine"])
+
+
+def test_cli_metric_names_match_the_kernels():
+    from rsr_core.analysis.pair_metrics import METRICS
+    from rsr_core.commands import analysis
+
+    assert analysis.METRICS == METRICS
