@@ -1,0 +1,1 @@
+"""The Streamlit app's support code: services, background jobs, view data and rendering helpers."""

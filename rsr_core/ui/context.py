@@ -1,0 +1,62 @@
+"""The app's one cached factory of services. Pages call `app_services()` and never build clients or SQL."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+from rsr_core.demo import DEMO_SCRIPT
+from rsr_core.llm.client import LLMClient
+from rsr_core.llm.scripted_server import ScriptedServer
+from rsr_core.services import Services
+from rsr_core.settings import Settings
+from rsr_core.store import Store
+from rsr_core.ui.jobs import JobManager
+
+DEMO_MODELS = {
+    "planner": "scripted-demo-planner",
+    "critic": "scripted-demo-critic",
+    "executor": "scripted-demo-executor",
+}
+
+
+@dataclass
+class AppServices:
+    """Everything a page needs, shared by all sessions of the app process."""
+
+    settings: Settings
+    services: Services
+    jobs: JobManager
+    scripted: ScriptedServer | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def store(self) -> Store:
+        """The store (this process is its writer)."""
+        return self.services.store
+
+    def llm_for(self, base_url: str | None, api_key: str | None) -> LLMClient:
+        """A client for the endpoint the user chose (the configured one by default)."""
+        url = base_url or self.settings.llm_base_url
+        if not url:
+            raise ValueError("no endpoint: configure RSR_LLM_BASE_URL or use the scripted demo model")
+        return LLMClient(
+            url, api_key or self.settings.api_key, self.settings.llm_timeout_s, self.settings.llm_max_retries
+        )
+
+    def start_scripted_demo(self) -> str:
+        """Start the project's scripted demo model in this process (once); returns its URL."""
+        with self._lock:
+            if self.scripted is None:
+                self.scripted = ScriptedServer(DEMO_SCRIPT).start()
+            return self.scripted.url
+
+
+def build_app_services(db_path: str | None = None) -> AppServices:
+    """Create the services for a database (raises StoreBusyError when another process holds it)."""
+    settings = Settings.from_env()
+    if db_path:
+        settings = settings.model_copy(update={"db_path": db_path})
+    services = Services(settings)
+    store = services.store  # open now: a busy database is reported before any page renders
+    return AppServices(settings, services, JobManager(store, lambda: services.sandboxes))

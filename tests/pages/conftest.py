@@ -1,0 +1,56 @@
+"""AppTest fixtures: a demo database and an empty one (real DuckDB files)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from rsr_core.demo import build_demo
+from rsr_core.store import Store
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGES = ["overview", "trajectories", "diff", "runbooks", "rewrite", "similarity", "export"]
+
+
+@pytest.fixture(scope="session")
+def demo_db_template(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("demo") / "demo.duckdb"
+    store = Store(path)
+    assert build_demo(store).errors == []
+    store.close()
+    return path
+
+
+@pytest.fixture
+def demo_db(demo_db_template, tmp_path, monkeypatch) -> Path:
+    """A fresh copy of the demo database, selected through RSR_DB."""
+    path = tmp_path / "demo.duckdb"
+    shutil.copy(demo_db_template, path)
+    monkeypatch.setenv("RSR_DB", str(path))
+    return path
+
+
+@pytest.fixture
+def empty_db(tmp_path, monkeypatch) -> Path:
+    path = tmp_path / "empty.duckdb"
+    monkeypatch.setenv("RSR_DB", str(path))
+    return path
+
+
+def page(name: str, **query: str) -> AppTest:
+    """Run one page of the app."""
+    at = AppTest.from_file(str(ROOT / "pages" / f"{name}.py"), default_timeout=60)
+    for key, value in query.items():
+        at.query_params[key] = value
+    return at.run()
+
+
+def open_services():
+    """The page's services for the current RSR_DB (the same cached object the pages use)."""
+    from rsr_core.settings import Settings
+    from rsr_core.ui.widgets import _services
+
+    return _services(Settings.from_env().db_path)

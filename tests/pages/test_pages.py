@@ -1,0 +1,122 @@
+"""Every page with AppTest, on the demo database and on an empty one, and the main interactions."""
+
+from __future__ import annotations
+
+import pytest
+
+from rsr_core.models import Step, Trajectory
+from rsr_core.store import pipeline
+from rsr_core.ui.widgets import md_escape
+from tests.pages.conftest import PAGES, open_services, page
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_every_page_runs_on_the_demo_data(demo_db, name):
+    at = page(name)
+    assert not at.exception, at.exception
+    assert at.title
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_every_page_guides_on_an_empty_database(empty_db, name):
+    at = page(name)
+    assert not at.exception, at.exception
+    assert any("database is empty" in i.value for i in at.info)
+    assert at.button(key="load_demo")
+
+
+def test_loading_the_demo_from_an_empty_database(empty_db):
+    at = page("overview")
+    at.button(key="load_demo").click().run()
+    assert not at.exception
+    assert [m.value for m in at.metric][:2] == ["8", "24"]
+
+
+def test_overview_figures(demo_db):
+    at = page("overview")
+    assert [m.value for m in at.metric][:3] == ["8", "24", "47"]
+    assert len(at.get("plotly_chart")) == 3
+    assert "gain over the best single harness: +40.0%" in at.caption[0].value
+
+
+def test_filters_and_search_narrow_the_list(demo_db):
+    at = page("trajectories")
+    everything = at.dataframe[0].value
+    assert len(everything) == 50
+    at.selectbox(key="f_kind").select("discovery").run()
+    assert len(at.dataframe[0].value) == 24 and set(at.dataframe[0].value["kind"]) == {"discovery"}
+    at.selectbox(key="f_harness").select("statem").run()
+    assert len(at.dataframe[0].value) == 8
+    at.text_input(key="f_search").input("sqlite_master").run()
+    rows = at.dataframe[0].value
+    assert list(rows["task_id"]) == ["sqlite-extract"]
+    at.selectbox(key="f_kind").select(None).run()
+    at.selectbox(key="f_harness").select(None).run()
+    at.selectbox(key="f_flags").select("has flags").run()
+    at.text_input(key="f_search").input("").run()
+    flagged = at.dataframe[0].value
+    assert 0 < len(flagged) < 47 and set(flagged["kind"]) == {"rewrite"}
+    at.selectbox(key="f_flags").select("any").run()
+    at.selectbox(key="f_kept").select("kept").run()
+    assert len(at.dataframe[0].value) == 40
+
+
+def test_deep_links_open_exactly_that_view(demo_db):
+    store = open_services().store
+    tid = store.list_trajectories(limit=1)[0]["trajectory_id"]
+    at = page("trajectories", trajectory=tid, step="3")
+    assert not at.exception and at.subheader[0].value == md_escape(tid)
+    assert any("linked step" in m.value for m in at.markdown)
+    a, b = (r["trajectory_id"] for r in store.list_trajectories(limit=2))
+    at = page("trajectories", compare=f"{a},{b}")
+    assert [s.value for s in at.subheader] == [md_escape(a), md_escape(b)]
+
+
+def test_approving_a_runbook_writes_a_review_row(demo_db):
+    at = page("runbooks")
+    at.selectbox(key="rb_status").select("pending_review").run()
+    (rid,) = at.dataframe[0].value["runbook_id"]
+    assert at.selectbox(key="rb_focus").value == rid
+    at.text_input(key=f"reviewer_{rid}").input("carol")
+    at.text_input(key=f"reason_{rid}").input("generic and safe")
+    at.button(key=f"FormSubmitter:review_{rid}-approve (1)").click().run()
+    assert not at.exception
+    reviews = pipeline.reviews_of(open_services().store.cursor(), rid)
+    assert [(r.decision, r.reviewer, r.reason) for r in reviews] == [("approve", "carol", "generic and safe")]
+
+
+def test_trajectory_content_is_text_never_html(demo_db):
+    store = open_services().store
+    evil = "<script>alert('x')</script> **bold** [link](http://example.com) <b>tag</b>"
+    store.write_trajectories(
+        [
+            Trajectory(
+                trajectory_id="evil",
+                task_id="json-to-env",
+                harness="terminus-2",
+                content_hash="e",
+                steps=[
+                    Step(index=1, source="user", message=evil),
+                    Step(index=2, source="agent", analysis=evil, plan="p", observation=evil),
+                ],
+            )
+        ]
+    )
+    at = page("trajectories", trajectory="evil")
+    assert not at.exception
+    shown = [c.value for c in at.code] + [t.value for t in at.text]
+    assert sum(evil in s for s in shown) == 3
+    assert not any("<script>" in m.value for m in at.markdown)
+
+
+def test_secrets_are_never_displayed(demo_db, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-very-secret-value")
+    at = page("rewrite")
+    assert not at.exception
+    everything = " ".join(
+        str(e.value)
+        for kind in ("text_input", "markdown", "caption", "success", "info")
+        for e in at.get(kind)
+        if getattr(e, "value", None) is not None
+    )
+    assert "sk-very-secret-value" not in everything
