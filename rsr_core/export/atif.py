@@ -112,6 +112,7 @@ def provenance(trajectory: Trajectory) -> dict[str, Any]:
         exception=t.exception,
         verifier_output=t.verifier_output,
         source_schema_version=t.extra.get("schema_version"),
+        content_hash=t.content_hash or None,
     )
     if t.session_id is None:
         rsr["session_id"] = None  # the root session_id below is the trajectory id, not a recorded one

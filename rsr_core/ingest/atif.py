@@ -256,11 +256,19 @@ def rsr_extra(obj: dict) -> dict:
         "source_trajectory_id",
         "runbook_id",
         "job_id",
+        "content_hash",
         *STORED_TRAJECTORY_FIELDS,
     ):
         if rsr.get(key) is not None:
             expect(isinstance(rsr[key], str), f"extra.rsr.{key}", "a string", rsr[key])
     return rsr
+
+
+def carried_hash(rsr: dict) -> str | None:
+    """The content hash an RSR-written file carries (`extra.rsr.content_hash`): re-reading what this tool wrote
+    is then recognised as the trajectory it already stores."""
+    value = rsr.get("content_hash")
+    return value if isinstance(value, str) and value else None
 
 
 def parse_atif(obj: Any) -> tuple[Trajectory, dict]:

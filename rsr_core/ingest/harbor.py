@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from rsr_core.ingest.atif import parse_atif
+from rsr_core.ingest.atif import carried_hash, parse_atif
 from rsr_core.ingest.control import canonical_harness, task_id_of
 from rsr_core.ingest.reading import FormatError, expect, parse_json_bytes, read_json, read_text, sha256
 from rsr_core.models import Trajectory
@@ -114,5 +114,7 @@ def read_trial(directory: Path, harness: str | None = None, kind: str | None = N
     traj.extra = {**traj.extra, "trial_name": trial_name}
     if isinstance(result.get("agent_result"), dict):
         traj.extra["agent_result"] = result["agent_result"]
-    traj.content_hash = sha256(traj_bytes, result["task_name"], trial_name, repr(traj.reward))
+    traj.content_hash = carried_hash(rsr) or sha256(
+        traj_bytes, result["task_name"], trial_name, repr(traj.reward)
+    )
     return traj

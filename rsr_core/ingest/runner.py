@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from rsr_core.ingest.atif import is_atif, parse_atif
+from rsr_core.ingest.atif import carried_hash, is_atif, parse_atif
 from rsr_core.ingest.detect import EXPECTED, Unit, detect_units
 from rsr_core.ingest.harbor import read_trial
 from rsr_core.ingest.provenance import carried_verdicts
@@ -62,7 +62,7 @@ def _read_atif(path: Path, harness: str | None, kind: str | None) -> tuple[Traje
         traj.harness = harness
     if kind:
         traj.kind = kind
-    traj.content_hash = sha256(data)
+    traj.content_hash = carried_hash(rsr) or sha256(data)
     return traj, rsr
 
 
