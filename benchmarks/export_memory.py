@@ -161,6 +161,15 @@ def write_section(rows: list[tuple], command: str) -> None:
             f"| {size:,} | {fmt} | {flt} | {r['rows']:,} | {r['out_mb']:.1f} | {r['rss_before_mb']:.0f} "
             f"| {r['peak_rss_mb']:.0f} | {r['seconds']:.1f} |"
         )
+    lines += [
+        "",
+        "Rows are read in one ordered pass over each table and written as they come: during an export the",
+        "process's RSS rises only slowly. What grows with the size of the database is DuckDB's: its buffer",
+        "cache keeps the table blocks a scan read (about 0.2 KB per stored trajectory here, up to DuckDB's",
+        "memory_limit; `SET memory_limit` bounds it) and the selection query's joins peak at about 0.2 KB",
+        "per trajectory before streaming starts; the duplicate filter keeps 16 bytes (+ set overhead) per",
+        "exported row. Timings are on 2 shared cores.",
+    ]
     section = "\n".join(lines) + "\n"
     path = HERE / "RESULTS.md"
     text = path.read_text() if path.exists() else "# Benchmarks\n"
