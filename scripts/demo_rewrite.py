@@ -331,6 +331,24 @@ FINISH = [
     t("Checked.", "Confirm.", done=True),
 ]
 ROUTES = "ABC"
+# Runs of one runbook differ a little by seed: run 1 looks around first, run 2 double-checks at the end.
+LOOK_FIRST = t("Start by looking at the working directory.", "ls", "ls -la /app\n")
+CHECK_LAST = {
+    "log-summary": "wc -l /app/status_counts.csv\n",
+    "fix-python-script": "python3 /app/stats.py /app/numbers.txt\n",
+    "sqlite-extract": "wc -l /app/expensive.txt\n",
+    "regex-file": "cat /app/date_regex.txt\n",
+    "json-to-env": "wc -l /app/app.env\n",
+}
+
+
+def run_variant(task: str, turns: list[dict], seed: int) -> list[dict]:
+    """The turns of one execution: the route's turns, varied by the run's seed."""
+    if seed == 1:
+        return [LOOK_FIRST, *turns]
+    if seed == 2:
+        return [*turns, t("Double-check the result.", "one more look", CHECK_LAST[task])]
+    return turns
 
 
 def rewrite_rules() -> list[dict[str, Any]]:
@@ -381,13 +399,14 @@ def rewrite_rules() -> list[dict[str, Any]]:
                     "response": leaky or answer,
                 }
             )
-            rules.append(
+            rules += [
                 {
                     "model": EXECUTOR,
-                    "when": {"conversation": f"(?s)Route {ROUTES[variant]}.*{marker}"},
-                    "turns": EXECUTIONS[task][variant] + FINISH,
+                    "when": {"seed": seed, "conversation": f"(?s)Route {ROUTES[variant]}.*{marker}"},
+                    "turns": run_variant(task, EXECUTIONS[task][variant], seed) + FINISH,
                 }
-            )
+                for seed in range(3)
+            ]
     return rules
 
 
