@@ -9,9 +9,12 @@ vectorised kernels of `pair_metrics`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from rsr_core.analysis import pair_metrics
 from rsr_core.analysis.bootstrap import bootstrap_ci
@@ -24,33 +27,56 @@ PAIR_COLUMNS = ("task_id", "category", "trajectory_a", "trajectory_b", "runbook_
 class EncodedCommands:
     """Commands of an ordered list of trajectories, integer-coded.
 
-    Trajectory i's command codes are `codes[offsets[i]:offsets[i + 1]]`, in `seq` order; `vocabulary[code]`
-    is the command string and `first_word[code]` the code of its first word (`command.split()[0]`).
+    Trajectory i's command codes are `codes[offsets[i]:offsets[i + 1]]`, in `seq` order; `dictionary[code]`
+    is the command string.
     """
 
     codes: np.ndarray
     offsets: np.ndarray
-    vocabulary: list[str]
-    first_word: np.ndarray
+    dictionary: pa.Array
 
     def sequences(self, start: int, stop: int) -> list[np.ndarray]:
         """Command-code arrays of trajectories start..stop-1."""
         return [self.codes[self.offsets[i] : self.offsets[i + 1]] for i in range(start, stop)]
 
+    @cached_property
+    def vocabulary(self) -> list[str]:
+        """Command string of every code (built on first use: only the fuzzy metric reads strings)."""
+        return self.dictionary.to_pylist()
 
-def encode_commands(trajectory_ids: pd.Series, commands: pd.DataFrame) -> EncodedCommands:
-    """Integer-code the commands (trajectory_id, seq, command) of the trajectories in `trajectory_ids` order."""
-    owner = pd.Categorical(commands["trajectory_id"], categories=pd.Index(trajectory_ids)).codes
+    @cached_property
+    def first_word(self) -> np.ndarray:
+        """Code of the first word (`command.split()[0]`) of every command code."""
+        words = [c.split()[0] if c.split() else "" for c in self.vocabulary]
+        return pd.factorize(pd.Series(words, dtype=object))[0].astype(np.int64)
+
+
+def _arrow(commands: pa.Table | pd.DataFrame) -> pa.Table:
+    if isinstance(commands, pa.Table):
+        return commands.select(["trajectory_id", "seq", "command"]).combine_chunks()
+    frame = commands[["trajectory_id", "seq", "command"]]
+    schema = pa.schema([("trajectory_id", pa.string()), ("seq", pa.int64()), ("command", pa.large_string())])
+    return pa.Table.from_pandas(frame, schema=schema, preserve_index=False)
+
+
+def encode_commands(trajectory_ids: pd.Series, commands: pa.Table | pd.DataFrame) -> EncodedCommands:
+    """Integer-code commands (trajectory_id, seq, command; Arrow or pandas) of `trajectory_ids`, in that order.
+
+    Commands of other trajectories are ignored; each trajectory's commands are put in `seq` order.
+    """
+    table = _arrow(commands)
+    owners = pc.dictionary_encode(table.column("trajectory_id")).combine_chunks()
+    position = pd.Index(trajectory_ids).get_indexer(owners.dictionary.to_pylist())
+    owner = position[owners.indices.to_numpy(zero_copy_only=False)] if len(owners) else np.empty(0, int)
     keep = owner >= 0
     owner = owner[keep]
-    seq = commands["seq"].to_numpy()[keep]
+    seq = table.column("seq").to_numpy()[keep]
     order = np.lexsort((seq, owner))
-    codes, uniques = pd.factorize(commands["command"].to_numpy()[keep][order])
-    vocabulary = [str(u) for u in uniques]
-    words, _ = pd.factorize(pd.Series([c.split()[0] if c.split() else "" for c in vocabulary], dtype=object))
+    encoded = pc.dictionary_encode(table.column("command")).combine_chunks()
+    codes = encoded.indices.to_numpy(zero_copy_only=False)[keep][order].astype(np.int64)
     lengths = np.bincount(owner, minlength=len(trajectory_ids))
     offsets = np.concatenate([[0], np.cumsum(lengths)])
-    return EncodedCommands(codes.astype(np.int64), offsets, vocabulary, words.astype(np.int64))
+    return EncodedCommands(codes, offsets, encoded.dictionary)
 
 
 def _objects(column: pd.Series) -> np.ndarray:
@@ -69,12 +95,12 @@ def _metric_matrix(metric: str, seqs: list[np.ndarray], enc: EncodedCommands) ->
 
 
 def score_pairs(
-    rewrites: pd.DataFrame, commands: pd.DataFrame, metrics: tuple[str, ...] | list[str] = METRICS
+    rewrites: pd.DataFrame, commands: pa.Table | pd.DataFrame, metrics: tuple[str, ...] | list[str] = METRICS
 ) -> pd.DataFrame:
     """One row per unordered pair of passed rewrites of the same task, with one column per metric.
 
     `rewrites`: trajectory_id, task_id, runbook_id (optionally category); `commands`: trajectory_id, seq,
-    command. Returns PAIR_COLUMNS + metrics; relation is "same" or "cross".
+    command (an Arrow table or a pandas frame). Returns PAIR_COLUMNS + metrics; relation is "same" or "cross".
     """
     for metric in metrics:
         if metric not in METRICS:

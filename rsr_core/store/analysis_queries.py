@@ -10,6 +10,7 @@ from typing import Any
 
 import duckdb
 import pandas as pd
+import pyarrow as pa
 
 from rsr_core.store import pipeline, queries
 
@@ -35,15 +36,18 @@ def passed_rewrites(cur: duckdb.DuckDBPyConnection, task_id: str | None = None) 
     return cur.execute(sql, params).fetch_df()
 
 
-def passed_rewrite_commands(cur: duckdb.DuckDBPyConnection, task_id: str | None = None) -> pd.DataFrame:
-    """The stored commands of the passed rewrites: trajectory_id, seq, command, ordered by trajectory and seq."""
+def passed_rewrite_commands(cur: duckdb.DuckDBPyConnection, task_id: str | None = None) -> pa.Table:
+    """The stored commands of the passed rewrites as an Arrow table: trajectory_id, seq, command.
+
+    Unordered (the consumer orders by trajectory and seq on integer codes) and left in Arrow: turning
+    ~10^6 command strings into Python objects would cost more than scoring every pair.
+    """
     clause, params = _task_clause(task_id)
     sql = (
         "SELECT c.trajectory_id, c.seq, c.command FROM commands c "
-        f"JOIN ({_PASSED_REWRITES.format(task_clause=clause)}) p USING (trajectory_id) "
-        "ORDER BY c.trajectory_id, c.seq"
+        f"JOIN ({_PASSED_REWRITES.format(task_clause=clause)}) p USING (trajectory_id)"
     )
-    return cur.execute(sql, params).fetch_df()
+    return cur.sql(sql, params=params).to_arrow_table()
 
 
 def runs_for_pass_at_k(cur: duckdb.DuckDBPyConnection, kind: str | None = None) -> pd.DataFrame:
