@@ -15,10 +15,14 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -30,10 +34,13 @@ from benchmarks.results import replace_sections  # noqa: E402
 METRICS = ("exact", "multiset", "order", "transition", "fuzzy")
 
 
-def child(*args: str) -> dict:
-    """Run `probes.py <args>` in a fresh interpreter; returns its JSON line."""
+def child(*args: str, root: Path = ROOT) -> dict:
+    """Run `probes.py <args>` in a fresh interpreter against the code under `root`; returns its JSON line."""
     proc = subprocess.run(
-        [sys.executable, str(HERE / "probes.py"), *args], capture_output=True, text=True, cwd=ROOT
+        [sys.executable, str(root / "benchmarks" / "probes.py"), *args],
+        capture_output=True,
+        text=True,
+        cwd=root,
     )
     if proc.returncode != 0:
         raise RuntimeError(f"probe {args} failed:\n{proc.stderr[-3000:]}")
@@ -65,14 +72,33 @@ def machine() -> str:
     )
 
 
+@contextmanager
+def checkout(rev: str | None) -> Iterator[Path | None]:
+    """A temporary git worktree of `rev` with today's probes.py in it (None when no revision is asked)."""
+    if not rev:
+        yield None
+        return
+    with tempfile.TemporaryDirectory(prefix="rsr-before-") as tmp:
+        tree = Path(tmp) / "tree"
+        subprocess.run(
+            ["git", "worktree", "add", "--detach", str(tree), rev], check=True, cwd=ROOT, capture_output=True
+        )
+        try:
+            (tree / "benchmarks").mkdir(exist_ok=True)
+            shutil.copy(HERE / "probes.py", tree / "benchmarks" / "probes.py")
+            yield tree
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, capture_output=True)
+
+
 def _fresh(path: Path) -> str:
     for p in (path, Path(f"{path}.wal")):
         p.unlink(missing_ok=True)
     return str(path)
 
 
-def ingest_section(out: Path, meta: dict, rounds: int, command: str) -> str:
-    """Measure ingest vs read_json and the queries; returns the Markdown section."""
+def ingest_section(out: Path, meta: dict, rounds: int, command: str, before: tuple[str, Path] | None) -> str:
+    """Measure ingest vs read_json and the queries (and, with `before`, the same under an older revision)."""
     jobs, db = str(out / "corpus" / "jobs"), out / "bench.duckdb"
     runs: dict[str, list[dict]] = {"sampled": [], "union": [], "ingest": []}
     for _ in range(rounds):
@@ -87,6 +113,27 @@ def ingest_section(out: Path, meta: dict, rounds: int, command: str) -> str:
     tasks = child("ingest_tasks", str(out / "corpus" / "tasks"), str(db))
     queries = child("queries", str(db))
     ratio, ratio_union = med["ingest"] / med["sampled"], med["ingest"] / med["union"]
+    old_rows: list[str] = []
+    if before:
+        rev, tree = before
+        old_db = _fresh(out / "before.duckdb")
+        old = child("ingest", jobs, old_db, root=tree)
+        child("ingest_tasks", str(out / "corpus" / "tasks"), old_db, root=tree)
+        old_q = child("queries", old_db, root=tree)
+        _fresh(out / "before.duckdb")
+        old_rows = [
+            "",
+            f"Before the ingest and query work (revision `{rev}`, same corpus, same run):",
+            "",
+            "| measurement | before | after |",
+            "| --- | --- | --- |",
+            f"| `rsr ingest` | {old['seconds']:.1f} s (peak RSS {old['peak_rss_mb']:,.0f} MB) | "
+            f"{med['ingest']:.1f} s |",
+            f"| ingest / read_json defaults | {old['seconds'] / med['sampled']:.2f} | {ratio:.2f} |",
+            f"| list page median (slowest filter) | {old_q['list_median_ms']:.1f} ms ({old_q['list_max_ms']:.1f} ms) | "
+            f"{queries['list_median_ms']:.1f} ms ({queries['list_max_ms']:.1f} ms) |",
+            f"| get_trajectory, 300 steps | {old_q['detail_median_ms']:.1f} ms | {queries['detail_median_ms']:.1f} ms |",
+        ]
     lines = [
         "## Ingest and queries",
         "",
@@ -118,12 +165,13 @@ def ingest_section(out: Path, meta: dict, rounds: int, command: str) -> str:
         "List filters timed (each the median of 7 runs after one warm-up): "
         + "; ".join(f"`{f}`" for f in queries["filters"])
         + ".",
+        *old_rows,
         "",
     ]
     return "\n".join(lines)
 
 
-def similarity_section(out: Path, command: str) -> str:
+def similarity_section(out: Path, command: str, before: tuple[str, Path] | None) -> str:
     """Measure every pair metric over the passed rewrites of the ingested corpus; returns the section."""
     db = str(out / "bench.duckdb")
     results = [child("similarity", db, metric) for metric in METRICS]
@@ -152,8 +200,16 @@ def similarity_section(out: Path, command: str) -> str:
         f"Target: exact over all same-task pairs < 3 s — load + score {total:.2f} s "
         f"({'met' if total < 3 else 'missed'}). `rsr similarity --json` end to end (process start, store "
         f"open, load, score, bootstrap): {cli['seconds']:.2f} s.",
-        "",
     ]
+    if before:
+        rev, tree = before
+        old = child("similarity", db, "exact", root=tree)
+        lines.append(
+            f"Before (revision `{rev}`: commands fetched ordered into pandas and factorised there): exact "
+            f"load {old['load_s']:.2f} s + score {old['score_s']:.2f} s = {old['load_s'] + old['score_s']:.2f} s, "
+            f"peak RSS {old['peak_rss_mb']:,.0f} MB; same figures ({old['same_mean']:.3f} / {old['cross_mean']:.3f})."
+        )
+    lines.append("")
     return "\n".join(lines)
 
 
@@ -169,22 +225,26 @@ def main() -> None:
     parser.add_argument("--only", default="ingest,similarity", help="sections to run (ingest, similarity)")
     parser.add_argument("--out", type=Path, default=HERE / "out", help="corpus and databases (gitignored)")
     parser.add_argument("--results", type=Path, default=HERE / "RESULTS.md")
+    parser.add_argument("--before", metavar="REV", help="also measure this git revision (before/after rows)")
     args = parser.parse_args()
     command = "python benchmarks/run.py" + "".join(
-        f" --{k} {v}" for k, v in (("scale", args.scale), ("seed", args.seed), ("rounds", args.rounds))
+        f" --{k} {v}"
+        for k, v in (("scale", args.scale), ("seed", args.seed), ("rounds", args.rounds), ("before", args.before))
         if v != parser.get_default(k)
     )  # fmt: skip
     args.out.mkdir(parents=True, exist_ok=True)
     only = set(args.only.split(","))
     sections: dict[str, str] = {}
     started = time.perf_counter()
-    if "ingest" in only:
-        meta = ensure_corpus(args.out / "corpus", args.seed, args.scale, args.regenerate)
-        sections["Ingest and queries"] = ingest_section(args.out, meta, args.rounds, command)
-        print(sections["Ingest and queries"], flush=True)
-    if "similarity" in only:
-        sections["Similarity"] = similarity_section(args.out, command)
-        print(sections["Similarity"], flush=True)
+    with checkout(args.before) as tree:
+        before = (args.before, tree) if tree else None
+        if "ingest" in only:
+            meta = ensure_corpus(args.out / "corpus", args.seed, args.scale, args.regenerate)
+            sections["Ingest and queries"] = ingest_section(args.out, meta, args.rounds, command, before)
+            print(sections["Ingest and queries"], flush=True)
+        if "similarity" in only:
+            sections["Similarity"] = similarity_section(args.out, command, before)
+            print(sections["Similarity"], flush=True)
     replace_sections(args.results, sections)
     print(f"wrote {args.results} in {time.perf_counter() - started:.0f} s")
 
