@@ -51,7 +51,7 @@ class TaskText:
         self.words = rng.sample(WORDS, 6)
         self.name = f"{self.words[0]}-{self.words[1]}-{index:04d}"
         self.category = CATEGORIES[index % len(CATEGORIES)]
-        self.difficulty = rng.gauss(0.0, 1.6)
+        self.difficulty = rng.gauss(-0.6, 1.6)
         self.files = [f"/app/{w}.{rng.choice(EXTS)}" for w in self.words[:4]]
         self.dirs = ["/app", f"/app/{self.words[2]}", f"/data/{self.words[3]}"]
         self.instruction = (
