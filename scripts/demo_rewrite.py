@@ -352,7 +352,7 @@ def run_variant(task: str, turns: list[dict], seed: int) -> list[dict]:
 
 
 def rewrite_rules() -> list[dict[str, Any]]:
-    """Scripted-server rules for the planner, critic, executor and transfer-check models."""
+    """Scripted-server rules for the planner, critic, executor models, and the critic model's answer-transfer check."""
     rules: list[dict[str, Any]] = [
         {
             "model": CRITIC,
@@ -368,12 +368,12 @@ def rewrite_rules() -> list[dict[str, Any]]:
                 ],
             },
         },
-        {"model": CRITIC, "response": {"verdict": "pass", "flags": []}},
         {
-            "model": EXECUTOR,
+            "model": CRITIC,
             "when": {"system": "audit"},
             "response": {"answer_transfer": False, "evidence": []},
         },
+        {"model": CRITIC, "response": {"verdict": "pass", "flags": []}},
         {
             "model": EXECUTOR,
             "when": {"seed": 2, "conversation": f"(?s)Route C.*{MARKERS['log-summary']}"},

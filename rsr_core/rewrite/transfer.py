@@ -15,7 +15,7 @@ from rsr_core.models import Runbook, Task, Trajectory, TransferVerdict
 from rsr_core.protocols import LLM
 from rsr_core.rewrite.compress import condense
 from rsr_core.rewrite.literals import value_literals
-from rsr_core.rewrite.llm_json import ask_json
+from rsr_core.rewrite.llm_json import ModelOutputError, ask_json
 
 
 def _source_text(source: Trajectory) -> str:
@@ -83,12 +83,16 @@ def transfer_messages(task: Task, runbook: Runbook, rewrite: Trajectory) -> list
 def check_transfer(
     llm: LLM | None, model: str | None, rewrite: Trajectory, runbook: Runbook, source: Trajectory, task: Task
 ) -> TransferVerdict:
-    """Both checks; transfer if either finds it. Without a model only the deterministic check runs."""
+    """Both checks; transfer if either finds it. Without a model only the deterministic check runs; a model
+    that gives no valid verdict after the retries leaves the verdict to the deterministic check (and says so)."""
     det = deterministic_transfer(rewrite, runbook, source, task)
     llm_verdict, llm_evidence = None, []
     if llm is not None and model:
-        answer, _ = ask_json(llm, model, transfer_messages(task, runbook, rewrite), TransferAnswer)
-        llm_verdict, llm_evidence = answer.answer_transfer, answer.evidence
+        try:
+            answer, _ = ask_json(llm, model, transfer_messages(task, runbook, rewrite), TransferAnswer)
+            llm_verdict, llm_evidence = answer.answer_transfer, answer.evidence
+        except ModelOutputError as exc:
+            llm_evidence = [f"model check gave no verdict: {exc}"]
     return TransferVerdict(
         trajectory_id=rewrite.trajectory_id,
         answer_transfer=bool(det) or bool(llm_verdict),

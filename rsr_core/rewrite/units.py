@@ -34,9 +34,9 @@ class RewriteParams(BaseModel):
     planner_model: str
     """Planner model name."""
     critic_model: str
-    """Critic model name."""
+    """Critic model name (it also judges answer transfer)."""
     executor_model: str
-    """Executor model name (also used for the answer-transfer check)."""
+    """Executor model name."""
     temperature: float = 0.7
     """Sampling temperature of the Planner and the Executor."""
     executor_max_turns: int = 30
@@ -101,7 +101,7 @@ def run_unit(kind: str, inputs: dict[str, Any], llm: LLM, sandboxes: SandboxProv
     if kind == "filter":
         verdict = check_transfer(
             llm,
-            params.executor_model,
+            params.critic_model,
             Trajectory(**inputs["rewrite"]),
             Runbook(**inputs["runbook"]),
             Trajectory(**inputs["source"]),

@@ -57,12 +57,12 @@ def rules(planner: str = "p", critic: str = "c", executor: str = "e") -> list[di
             "when": {"seed": 1},
             "response": runbook("app.env mirrors config.json as sorted KEY=VALUE lines.", "route B"),
         },
-        {"model": critic, "response": {"verdict": "pass", "flags": []}},
         {
-            "model": executor,
+            "model": critic,
             "when": {"system": "audit"},
             "response": {"answer_transfer": False, "evidence": []},
         },
+        {"model": critic, "response": {"verdict": "pass", "flags": []}},
         {"model": executor, "when": {"seed": 1, "system": "route B"}, "turns": TRANSFER_RUN},
         {"model": executor, "when": {"system": "Private guidance"}, "turns": GOOD_RUN},
     ]

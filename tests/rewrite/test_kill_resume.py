@@ -51,9 +51,13 @@ def test_kill_minus_nine_then_resume(seeded, tmp_path, docker_engine):
         job_id = proc.stderr.readline().split()[1]
         deadline = time.monotonic() + 240
         for line in proc.stderr:
-            if "execute 2/" in line or time.monotonic() > deadline:
+            if "execute 1/" in line or "execute 2/" in line or time.monotonic() > deadline:
                 break
-        running = docker_engine.containers.list(filters={"label": [f"{LABEL}=1", f"rsr.job={job_id}"]})
+        labels = {"label": [f"{LABEL}=1", f"rsr.job={job_id}"]}
+        running = []
+        while not running and time.monotonic() < deadline:  # kill while an execution is in flight
+            running = docker_engine.containers.list(filters=labels)
+            time.sleep(0.1)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
         assert running, "the job was killed while executions were in flight"

@@ -59,3 +59,15 @@ def test_values_known_only_from_the_source_run_are_transfer():
 def test_code_and_option_values_are_not_data():
     assert value_literals("head -n 50 x; python3 -c \"print(1)\"; awk '{print $9}' f") == []
     assert value_literals("echo 2024 > year.txt") == ["2024"]
+
+
+def test_a_model_without_a_valid_verdict_leaves_it_to_the_deterministic_check(scripted):
+    from rsr_core.rewrite.transfer import check_transfer
+
+    _, llm = scripted(
+        [{"model": "judge", "response": {"verdict": "pass", "flags": []}}]
+    )  # not a transfer answer
+    r = _rewrite(("printf 'status,count\\n200,19\\n404,6\\n' > counts.csv\n", ""))
+    verdict = check_transfer(llm, "judge", r, RUNBOOK, SOURCE, TASK)
+    assert verdict.answer_transfer and verdict.llm_verdict is None
+    assert "no verdict" in verdict.llm_evidence[0]
