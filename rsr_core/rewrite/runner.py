@@ -137,10 +137,9 @@ class JobRunner:
                         with self.store.transaction() as tx:
                             jobs_sql.mark_failed(tx, unit["unit_id"], f"{type(exc).__name__}: {exc}")
                     self._progress(job_id)
-        return self._finish(job_id, failed)
+        return self._finish(job_id, failed, params.gate)
 
-    def _finish(self, job_id: str, failed: bool) -> str:
-        gate = RewriteParams(**jobs_sql.get_job(self.store.cursor(), job_id)["params"]).gate
+    def _finish(self, job_id: str, failed: bool, gate: str) -> str:
         with self.store.transaction() as cur:
             if self.cancel_event.is_set():
                 jobs_sql.cancel_pending(cur, job_id)
@@ -181,10 +180,11 @@ class JobRunner:
         p = unit["payload"]
         runbook = pipeline_sql.get_runbook(cur, p["runbook_id"]) if unit["kind"] != "plan" else None
         source_id = p["source_trajectory_id"] if runbook is None else runbook.source_trajectory_id
-        source = self.store.get_trajectory(source_id)
-        task = self.store.get_task(source.task_id, with_hidden=unit["kind"] != "plan")
+        source = self.store.get_trajectory(source_id) if unit["kind"] != "execute" else None
+        task_id = runbook.task_id if runbook is not None else source.task_id
+        task = self.store.get_task(task_id, with_hidden=unit["kind"] != "plan")
         inputs = {**p, "job_id": job_id, "params": params.model_dump(), "task": task.model_dump(mode="json")}
-        if unit["kind"] in ("plan", "critic", "filter"):
+        if source is not None:
             inputs["source"] = source.model_dump(mode="json")
         if runbook is not None:
             inputs["runbook"] = runbook.model_dump(mode="json")
