@@ -78,23 +78,29 @@ def expect(cond: bool, where: str, expected: str, got: Any = None) -> None:
         raise FormatError(f"{where}: expected {expected}, got {shown}")
 
 
+_set_attribute = object.__setattr__
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
 def construct(cls: type[M], values: dict[str, Any]) -> M:
     """`cls.model_construct(**values)` (no validation) without its per-field bookkeeping.
 
     Parsing builds a model per step and per command, already checked field by field; when `values` names
-    exactly the model's fields this is the same object at a fraction of the cost, else it defers to
-    `model_construct`.
+    exactly the model's fields this is the same object at a fraction of the cost (cheapest when they come
+    in field order), else it defers to `model_construct`.
     """
-    fields = cls.__pydantic_fields__
-    if len(values) != len(fields) or cls.__pydantic_post_init__:
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(cls.__pydantic_fields__)
+    if len(values) != len(names) or cls.__pydantic_post_init__:
         return cls.model_construct(**values)
-    try:
-        ordered = {name: values[name] for name in fields}
-    except KeyError:
-        return cls.model_construct(**values)
+    if tuple(values) != names:
+        if values.keys() != set(names):
+            return cls.model_construct(**values)
+        values = {name: values[name] for name in names}
     obj = cls.__new__(cls)
-    object.__setattr__(obj, "__dict__", ordered)
-    object.__setattr__(obj, "__pydantic_fields_set__", set(ordered))
-    object.__setattr__(obj, "__pydantic_extra__", None)
-    object.__setattr__(obj, "__pydantic_private__", None)
+    _set_attribute(obj, "__dict__", values)
+    _set_attribute(obj, "__pydantic_fields_set__", set(names))
+    _set_attribute(obj, "__pydantic_extra__", None)
+    _set_attribute(obj, "__pydantic_private__", None)
     return obj

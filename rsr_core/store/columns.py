@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from operator import attrgetter
 from typing import Any
 
@@ -15,18 +14,24 @@ from rsr_core.models import SCHEMA_VERSION, Task, Trajectory
 # Search terms: the words of messages, observations and commands, lower-cased, as maximal runs of
 # [a-z0-9_.-/] of 2..64 characters; one row per (term, trajectory). (This was a DuckDB regexp_split over
 # lower(); Python's lower() agrees with DuckDB's on every character that lowers into that class except
-# U+0130, which DuckDB lowers to "i" and Python to "i" + U+0307, hence the replace.)
-_TERM = re.compile(r"[a-z0-9_.\-/]+")
+# U+0130, which DuckDB lowers to "i" and Python to "i" + U+0307, hence the replace.) Tokenising runs on the
+# UTF-8 bytes: every byte outside the class (all of a non-ASCII character's bytes included) becomes a space.
 TERM_MIN, TERM_MAX = 2, 64
+_TERM_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789_.-/")
+_DELIMIT = bytes(c if c in _TERM_BYTES else 0x20 for c in range(256))
 
 
 def words(text: str) -> list[str]:
     """Lower-cased word runs of `text`, any length, in order (see the search-term rule above)."""
-    return _TERM.findall(text.replace("\u0130", "i").lower())
+    raw = text.replace("\u0130", "i").lower().encode("utf-8", "surrogatepass").translate(_DELIMIT)
+    return [w.decode("ascii") for w in raw.split()]
 
 
-def _term_rows(tid: str, found: set[str], out: list[tuple]) -> None:
-    out.extend((term, tid) for term in sorted(found) if TERM_MIN <= len(term) <= TERM_MAX)
+def _term_rows(tid: str, texts: list[str], out: list[tuple]) -> None:
+    """Append the (term, trajectory) rows of one trajectory's texts to `out`."""
+    raw = "\n".join(texts).replace("\u0130", "i").lower().encode("utf-8", "surrogatepass").translate(_DELIMIT)
+    terms = sorted(w.decode("ascii") for w in set(raw.split()) if TERM_MIN <= len(w) <= TERM_MAX)
+    out.extend([(term, tid) for term in terms])
 
 
 def _json(value: Any) -> str | None:
@@ -56,13 +61,13 @@ def located_tables(trajectories: list[Trajectory]) -> tuple[dict[str, pa.Table],
     for traj in trajectories:
         tid = traj.trajectory_id
         seq = n_actions = 0
-        found: set[str] = set()
+        texts: list[str] = []
         for step in traj.steps:
             index = step.index
             step_rows.append((tid, index, *step_values(step), _json(step.extra)))
-            found.update(words(step.message or ""))
+            texts.append(step.message or "")
             if step.observation:
-                found.update(words(step.observation))
+                texts.append(step.observation)
             if step.source != "agent":
                 continue
             n_actions += len(step.commands)
@@ -71,10 +76,10 @@ def located_tables(trajectories: list[Trajectory]) -> tuple[dict[str, pa.Table],
                 act_rows.append((tid, index, a_idx, cmd.function_name, keys, cmd.duration))
                 for text in split_commands(keys):
                     cmd_rows.append((tid, seq, index, a_idx, text))
-                    found.update(words(text))
+                    texts.append(text)
                     seq += 1
         before = len(term_rows)
-        _term_rows(tid, found, term_rows)
+        _term_rows(tid, texts, term_rows)
         counts.append(
             {
                 "trajectories": 1,
