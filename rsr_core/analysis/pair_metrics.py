@@ -65,7 +65,10 @@ def multiset(seqs: Sequence[np.ndarray]) -> np.ndarray:
 
 
 def order(seqs: Sequence[np.ndarray]) -> np.ndarray:
-    """Order-aware: rapidfuzz Indel normalized_similarity of the command-code sequences."""
+    """Order-aware: rapidfuzz Indel normalized_similarity of the command-code sequences.
+
+    rapidfuzz's value as is: 1 - indel distance / (len A + len B), so 1.0 for two empty sequences.
+    """
     lists = [s.tolist() for s in seqs]
     return process.cdist(
         lists, lists, scorer=Indel.normalized_similarity, dtype=np.float64, workers=-1
