@@ -17,7 +17,7 @@ from pathlib import Path
 from rsr_core import prompts
 from rsr_core.harness.protocol import TerminusResponse, parse_terminus
 from rsr_core.harness.terminus2 import RunState, Terminus2Harness, Turn
-from rsr_core.models import Task
+from rsr_core.models import Command, Task
 from rsr_core.sandbox.docker_sandbox import DockerSandbox
 from rsr_core.sandbox.tmux import TmuxSession
 
@@ -71,10 +71,7 @@ class StateMHarness(Terminus2Harness):
         if saved:
             state.phase, state.notes, state.turn = saved["phase"], saved["notes"], saved["turn"]
             state.keystrokes = [tuple(k) for k in saved["keystrokes"]]
-            for keys, duration in state.keystrokes:
-                tmux.send(keys)
-                time.sleep(min(duration, 5.0))
-            tmux.new_output()
+            tmux.run([Command(keystrokes=k, duration=min(d, 5.0)) for k, d in state.keystrokes])
         return state
 
     def _load_record(self, task: Task) -> dict | None:

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 
 from rsr_core import prompts
 from rsr_core.harness.protocol import (
-    MAX_DURATION,
     ProtocolError,
     TerminusResponse,
     cut_observation,
@@ -154,7 +153,7 @@ class Terminus2Harness:
         if guidance:
             rec.system(guidance, private_guidance=True)
             messages.append({"role": "system", "content": guidance})
-        prompt = self.first_prompt(state, tmux.screen())
+        prompt = self.first_prompt(state, tmux.last_read)
         rec.user(prompt)
         messages.append({"role": "user", "content": prompt})
         turn, claimed = 0, False
@@ -184,10 +183,7 @@ class Terminus2Harness:
         return turn, claimed, "max_turns"
 
     def _act(self, tmux: TmuxSession, parsed: TerminusResponse) -> str:
-        for cmd in parsed.commands:
-            tmux.send(cmd.keystrokes)
-            time.sleep(min(cmd.duration, MAX_DURATION))
-        output, incremental = tmux.new_output()
+        output, incremental = tmux.run(parsed.commands)
         key = "new_output" if incremental else "screen"
         text = prompts.render(self.msgs[key], output=cut_observation(output))
         if parsed.warnings:

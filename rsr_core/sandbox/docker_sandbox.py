@@ -15,6 +15,8 @@ import docker
 import docker.errors
 from docker.models.containers import Container
 
+from rsr_core.sandbox.channel import ChannelError, ShellChannel
+
 LABEL = "rsr.sandbox"
 DEFAULT_CPUS = 1.0
 DEFAULT_MEMORY_MB = 1024
@@ -68,6 +70,7 @@ class DockerSandbox:
         self.labels = {LABEL: "1", "rsr.owner_pid": str(os.getpid()), **(labels or {})}
         self.container: Container | None = None
         self.name = f"rsr-{uuid.uuid4().hex[:12]}"
+        self._channel: ShellChannel | None = None
 
     def __enter__(self) -> DockerSandbox:
         self.start()
@@ -100,6 +103,9 @@ class DockerSandbox:
         """Remove the container, and the image of a snapshot sandbox (idempotent).
 
         Also works when start() was interrupted before it returned (the container is found by name)."""
+        if self._channel is not None:
+            self._channel.close()
+            self._channel = None
         container = self.container
         if container is None:
             try:
@@ -132,26 +138,55 @@ class DockerSandbox:
         workdir: str | None = None,
         environment: dict[str, str] | None = None,
     ) -> ExecResult:
-        """Run a command (a shell string runs under bash -lc); `timeout_s` ends it with `timeout`."""
-        argv = ["bash", "-lc", cmd] if isinstance(cmd, str) else list(cmd)
+        """Run a command (a shell string runs under bash -c); `timeout_s` ends it with `timeout`."""
+        argv = ["bash", "-c", cmd] if isinstance(cmd, str) else list(cmd)
         if timeout_s is not None:
             argv = ["timeout", "-k", "5", str(max(1, int(timeout_s))), *argv]
         code, out = self._require().exec_run(argv, workdir=workdir, environment=environment, demux=False)
         return ExecResult(code if code is not None else -1, (out or b"").decode(errors="replace"))
 
-    def put_files(self, files: dict[str, bytes | str], dest: str = "/") -> None:
-        """Copy files (relative path -> content) into the container under `dest`."""
+    def shell(self, script: str) -> ExecResult:
+        """Run a shell script through the sandbox's long-lived shell (one round trip, no new exec); output is
+        stdout and stderr together. A broken channel raises ChannelError (the next call opens a new one)."""
+        if self._channel is None:
+            self._channel = ShellChannel(self.client.api, self._require().id)
+        try:
+            code, output = self._channel.run(script)
+        except ChannelError:
+            self._channel.close()
+            self._channel = None
+            raise
+        return ExecResult(code, output)
+
+    def put_files(self, files: dict[str, bytes | str], dest: str = "/", dirs: tuple[str, ...] = ()) -> None:
+        """Copy files (relative path -> content) into the container under `dest`, creating the directories on
+        the way (and the extra absolute `dirs`) from the archive itself, with no command run."""
+        base = PurePosixPath(dest.strip("/") or ".")
+        now = int(time.time())
+        entries: dict[str, bytes | None] = {}
+        for rel, content in files.items():
+            path = base / PurePosixPath(rel)
+            for parent in reversed(path.parents):
+                if str(parent) != ".":
+                    entries.setdefault(str(parent), None)
+            entries[str(path)] = content.encode() if isinstance(content, str) else content
+        for extra in dirs:
+            for part in [*reversed(PurePosixPath(extra.strip("/")).parents), PurePosixPath(extra.strip("/"))]:
+                if str(part) != ".":
+                    entries.setdefault(str(part), None)
         buf = io.BytesIO()
         with tarfile.open(fileobj=buf, mode="w") as tar:
-            for rel, content in files.items():
-                data = content.encode() if isinstance(content, str) else content
-                info = tarfile.TarInfo(str(PurePosixPath(rel)))
-                info.size = len(data)
-                info.mode = 0o755 if rel.endswith(".sh") else 0o644
-                info.mtime = int(time.time())
-                tar.addfile(info, io.BytesIO(data))
-        self.exec(["mkdir", "-p", dest])
-        self._require().put_archive(dest, buf.getvalue())
+            for name, data in entries.items():
+                info = tarfile.TarInfo(name)
+                info.mtime = now
+                if data is None:
+                    info.type, info.mode = tarfile.DIRTYPE, 0o755
+                    tar.addfile(info)
+                else:
+                    info.size = len(data)
+                    info.mode = 0o755 if name.endswith(".sh") else 0o644
+                    tar.addfile(info, io.BytesIO(data))
+        self._require().put_archive("/", buf.getvalue())
 
     def read_file(self, path: str) -> bytes | None:
         """A file's bytes from the container, or None when it does not exist."""

@@ -47,17 +47,19 @@ def parse_pytest(output: str) -> tuple[int, int]:
     return counts.get("passed", 0), failed
 
 
-def _read_reward(sandbox: DockerSandbox) -> float | None:
-    raw = sandbox.read_file("/logs/verifier/reward.txt")
-    if raw is not None:
+_TXT, _JSON = "__rsr_reward_txt__", "__rsr_reward_json__"
+
+
+def _reward_of(txt: str, json_text: str) -> float | None:
+    """The reward from reward.txt, else reward.json (a number or {"reward": number})."""
+    if txt.strip():
         try:
-            return float(raw.decode().strip())
+            return float(txt.strip())
         except ValueError:
             return None
-    raw = sandbox.read_file("/logs/verifier/reward.json")
-    if raw is not None:
+    if json_text.strip():
         try:
-            obj = json.loads(raw)
+            obj = json.loads(json_text)
         except ValueError:
             return None
         if isinstance(obj, int | float):
@@ -73,11 +75,20 @@ def run_verifier(sandbox: DockerSandbox, task: Task) -> VerifierResult:
     tests = hidden_tests(task)
     timeout = task.verifier_timeout_sec or DEFAULT_VERIFIER_TIMEOUT_S
     if "tests/test.sh" in tests:
-        sandbox.put_files({p.removeprefix("tests/"): c for p, c in tests.items()}, "/tests")
-        sandbox.exec(["mkdir", "-p", "/logs/verifier", "/logs/agent"])
-        res = sandbox.exec("bash /tests/test.sh", timeout_s=timeout)
-        reward = _read_reward(sandbox)
-        output = res.output
+        sandbox.put_files(
+            {p.removeprefix("tests/"): c for p, c in tests.items()},
+            "/tests",
+            dirs=("/logs/verifier", "/logs/agent"),
+        )
+        # One exec: the tests, then the reward files (no second round trip to read them).
+        res = sandbox.shell(
+            f"timeout -k 5 {max(1, int(timeout))} bash /tests/test.sh; code=$?; echo; echo {_TXT}; "
+            f"cat /logs/verifier/reward.txt 2>/dev/null; echo; echo {_JSON}; cat /logs/verifier/reward.json "
+            "2>/dev/null; exit $code"
+        )
+        output, _, rest = res.output.rpartition(f"\n{_TXT}\n")
+        txt, _, json_text = rest.partition(f"\n{_JSON}\n")
+        reward = _reward_of(txt, json_text)
         if reward is None:
             output += "\n[verifier] test.sh wrote no /logs/verifier/reward.txt or reward.json: reward 0"
             reward = 0.0
@@ -87,7 +98,7 @@ def run_verifier(sandbox: DockerSandbox, task: Task) -> VerifierResult:
     if "run-tests.sh" in tests:
         files = {p.removeprefix("tests/") if p.startswith("tests/") else p: c for p, c in tests.items()}
         sandbox.put_files(files, "/tests")
-        res = sandbox.exec("bash /tests/run-tests.sh", timeout_s=timeout, environment={"TEST_DIR": "/tests"})
+        res = sandbox.shell(f"TEST_DIR=/tests timeout -k 5 {max(1, int(timeout))} bash /tests/run-tests.sh")
         passed, failed = parse_pytest(res.output)
         ok = passed > 0 and failed == 0
         return VerifierResult(1.0 if ok else 0.0, res.output, ok)
