@@ -26,7 +26,7 @@ if require_data(ctx):
         for r in sources.itertuples()
     }
     source_id = st.selectbox("source trajectory", list(labels), format_func=labels.get, key="diff_source")
-    rewrites = app_queries.rewrites_of_source(cur, source_id)
+    rewrites = app_queries.rewrites_with_status(cur, "source_trajectory_id", source_id)
     rlabels = {
         r.trajectory_id: f"{r.trajectory_id} · runbook {r.runbook_id} · reward {r.reward} · "
         f"{'kept' if r.kept else 'not kept'}"

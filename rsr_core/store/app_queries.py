@@ -112,19 +112,12 @@ def runbook_queue(
     return cur.execute(sql, [status, status, task_id, task_id]).fetch_df()
 
 
-def executions_of(cur: duckdb.DuckDBPyConnection, runbook_id: str) -> pd.DataFrame:
-    """Rewrite trajectories of a runbook with verified / answer_transfer / human_rejected / kept."""
+def rewrites_with_status(cur: duckdb.DuckDBPyConnection, column: str, value: str) -> pd.DataFrame:
+    """Rewrite trajectories of a runbook (column runbook_id) or of a source (source_trajectory_id), with
+    verified / answer_transfer / human_rejected / kept."""
+    assert column in ("runbook_id", "source_trajectory_id")
     return cur.execute(
-        f"SELECT * FROM ({REWRITE_STATUS_SQL}) WHERE runbook_id = ? ORDER BY trajectory_id", [runbook_id]
-    ).fetch_df()
-
-
-def rewrites_of_source(cur: duckdb.DuckDBPyConnection, source_id: str) -> pd.DataFrame:
-    """All rewrites of a source trajectory with their status."""
-    return cur.execute(
-        f"SELECT * FROM ({REWRITE_STATUS_SQL}) WHERE source_trajectory_id = ? "
-        "ORDER BY runbook_id, trajectory_id",
-        [source_id],
+        f"SELECT * FROM ({REWRITE_STATUS_SQL}) WHERE {column} = ? ORDER BY runbook_id, trajectory_id", [value]
     ).fetch_df()
 
 

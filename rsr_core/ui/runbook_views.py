@@ -86,7 +86,7 @@ def provenance(ctx: AppServices, rb: Runbook) -> None:
     page_link(f"source: {rb.source_trajectory_id}", "trajectories", trajectory=rb.source_trajectory_id)
     rounds = pipeline.runbooks_where(cur, "lineage_id", rb.lineage_id)
     st.caption(md_escape(" → ".join(f"round {r.round}: {r.critic_verdict}" for r in rounds)))
-    executions = app_queries.executions_of(cur, rb.runbook_id)
+    executions = app_queries.rewrites_with_status(cur, "runbook_id", rb.runbook_id)
     if executions.empty:
         st.caption("no executions of this runbook")
         return
