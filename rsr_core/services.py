@@ -35,10 +35,6 @@ class Services:
             self._llm = LLMClient.from_settings(self.settings)
         return self._llm
 
-    def use_llm(self, llm: LLMClient) -> None:
-        """Point the services at another endpoint (e.g. the scripted demo model started by the app)."""
-        self._llm = llm
-
     @cached_property
     def docker(self) -> docker.DockerClient:
         """The Docker engine (raises DockerUnavailable with guidance)."""

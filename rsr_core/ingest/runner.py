@@ -45,11 +45,6 @@ class Parsed:
     rows: Rows | None = None
 
 
-def read_atif_file(path: Path, harness: str | None, kind: str | None) -> Trajectory:
-    """A bare ATIF trajectory file (provenance from `extra.rsr`)."""
-    return _read_atif(path, harness, kind)[0]
-
-
 def _read_atif(path: Path, harness: str | None, kind: str | None) -> tuple[Trajectory, dict]:
     data = path.read_bytes()
     obj = parse_json_bytes(data, "ATIF JSON")

@@ -188,19 +188,6 @@ class DockerSandbox:
                     tar.addfile(info, io.BytesIO(data))
         self._require().put_archive("/", buf.getvalue())
 
-    def read_file(self, path: str) -> bytes | None:
-        """A file's bytes from the container, or None when it does not exist."""
-        try:
-            stream, _ = self._require().get_archive(path)
-        except docker.errors.NotFound:
-            return None
-        with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as tar:
-            member = tar.next()
-            if member is None or not member.isfile():
-                return None
-            handle = tar.extractfile(member)
-            return handle.read() if handle else None
-
     def snapshot(self) -> DockerSandbox:
         """A new sandbox started from a commit of this one (processes are not carried over)."""
         image = self._require().commit(repository="rsr-snapshot", tag=uuid.uuid4().hex[:12])

@@ -21,12 +21,3 @@ def docker_client() -> docker.DockerClient:
             "no Docker engine answers: start one (as root on Debian: `scripts/ensure_docker.sh`, which installs "
             f"docker.io and starts dockerd) — {exc}"
         ) from None
-
-
-def docker_available() -> bool:
-    """Does an engine answer?"""
-    try:
-        docker_client().close()
-        return True
-    except DockerUnavailable:
-        return False

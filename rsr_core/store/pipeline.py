@@ -7,7 +7,7 @@ from typing import Any
 import duckdb
 
 from rsr_core.models import SCHEMA_VERSION, CriticFlag, Review, Runbook, TransferVerdict
-from rsr_core.store.sql import one, scalar
+from rsr_core.store.sql import one
 
 # A rewrite is kept iff it passed the verifier, shows no answer transfer and its runbook's latest human
 # review is not a rejection. A rewrite without a transfer check counts as showing none.
@@ -131,11 +131,6 @@ def reviews_of(cur: duckdb.DuckDBPyConnection, runbook_id: str) -> list[Review]:
         Review(runbook_id=r[0], decision=r[1], reviewer=r[2], reason=r[3] or "", created_at=r[4])
         for r in rows
     ]
-
-
-def latest_decision(cur: duckdb.DuckDBPyConnection, runbook_id: str) -> str | None:
-    """approve, reject, or None when no human has reviewed it."""
-    return scalar(cur, "SELECT arg_max(decision, seq) FROM reviews WHERE runbook_id = ?", [runbook_id])
 
 
 def transfer_of(cur: duckdb.DuckDBPyConnection, trajectory_id: str) -> TransferVerdict | None:

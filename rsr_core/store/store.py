@@ -233,14 +233,6 @@ class Store:
             self._insert(cur, "task_files", columns.task_files_table(task))
         return "updated" if row else "added"
 
-    def set_reward(self, trajectory_id: str, reward: float | None, verifier_output: str | None) -> None:
-        """Record a verifier result on a stored trajectory."""
-        with self.transaction() as cur:
-            cur.execute(
-                "UPDATE trajectories SET reward = ?, verifier_output = ? WHERE trajectory_id = ?",
-                [reward, verifier_output, trajectory_id],
-            )
-
     # -- reads (SQL lives in queries.py) --------------------------------------------------------
     def summary(self) -> dict[str, Any]:
         """Counts of tasks, trajectories by kind, steps and commands."""
