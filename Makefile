@@ -50,8 +50,12 @@ fmt: venv
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
+## Benchmarks (figures and commands in benchmarks/RESULTS.md)
 bench: venv docker base-image
 	$(BIN)/python benchmarks/run.py
+	$(BIN)/python benchmarks/sandbox_bench.py
+	$(BIN)/python benchmarks/executor_bench.py --executions 12
+	$(BIN)/python benchmarks/export_memory.py --sizes 10000,100000
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache test-artifacts
