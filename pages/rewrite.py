@@ -32,7 +32,9 @@ if require_data(ctx):
     )
     if start and params is not None:
         try:
-            job = ctx.jobs.start(params, ctx.llm_for(url, key), workers=st.session_state["workers_value"])
+            llm = ctx.llm_for(url, key)
+            llm.list_models()  # the endpoint must answer before a job is started
+            job = ctx.jobs.start(params, llm, workers=st.session_state["workers_value"])
             st.success(md_escape(f"started {job.job_id}; the app stays usable while it runs"))
         except (JobError, LLMError, ValueError) as exc:
             st.error(md_escape(str(exc)))

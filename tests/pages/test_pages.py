@@ -120,3 +120,17 @@ def test_secrets_are_never_displayed(demo_db, monkeypatch):
         if getattr(e, "value", None) is not None
     )
     assert "sk-very-secret-value" not in everything
+
+
+def test_a_job_does_not_start_against_an_endpoint_that_does_not_answer(demo_db, monkeypatch):
+    monkeypatch.setenv("RSR_LLM_MAX_RETRIES", "0")
+    at = page("rewrite")
+    at.text_input(key="endpoint").input("http://127.0.0.1:9/v1").run()
+    at.multiselect(key="rw_tasks").select("json-to-env").run()
+    if at.button(key="start_job").disabled:  # no Docker here: the page says so and offers nothing to start
+        assert any("Sandboxes unavailable" in w.value for w in at.warning)
+        return
+    at.button(key="start_job").click().run()
+    assert not at.exception
+    assert any("does not answer" in e.value for e in at.error)
+    assert not open_services().jobs.jobs
