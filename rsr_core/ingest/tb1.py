@@ -74,6 +74,8 @@ def read_tb1_trial(directory: Path, harness: str | None = None, kind: str | None
     hash_parts: list[bytes | str] = [raw]
     for n, ep in episodes:
         response = ep / "response.txt"
+        if not response.is_file() and (ep / "response.json").is_file():
+            response = ep / "response.json"
         prompt = ep / "prompt.txt"
         try:
             resp_text = read_text(response) if response.is_file() else ""
