@@ -129,3 +129,24 @@ def test_search_and_filters(store, data_dir):
     assert store.count_trajectories(TrajectoryFilter(search="grep ERROR")) == 1
     assert store.count_trajectories(TrajectoryFilter(harness="terminus-2", min_reward=1.0)) == 3
     assert store.count_trajectories(TrajectoryFilter(kind="rewrite")) == 1
+
+
+def test_reward_on_verifier_result_and_response_json_episodes(store, data_dir, tmp_path):
+    import json
+    import shutil
+
+    job = tmp_path / "job"
+    shutil.copytree(data_dir / "harbor_job", job)
+    result = next(job.rglob("log-parse__ddd")) / "result.json"
+    doc = json.loads(result.read_text())
+    doc["verifier_result"] = {"reward": 1}
+    result.write_text(json.dumps(doc))
+    runs = tmp_path / "runs"
+    shutil.copytree(data_dir / "tb1_runs", runs)
+    for response in runs.rglob("response.txt"):
+        response.rename(response.with_name("response.json"))
+    report = ingest_paths(store, [job, runs])
+    assert report.errors == []
+    assert store.get_trajectory("log-parse__ddd").reward == 1.0
+    (row,) = store.list_trajectories(TrajectoryFilter(task_id="hello-world"))
+    assert len(store.commands(row["trajectory_id"])) == 2
