@@ -41,8 +41,6 @@ def _reward_from_files(verifier: Path) -> float | None:
             value,
         )
         return float(value)
-    if isinstance(verifier.get("reward"), int | float) and not isinstance(verifier.get("reward"), bool):
-        return float(verifier["reward"])  # older harbor results put the reward directly on verifier_result
     return None
 
 
@@ -60,6 +58,8 @@ def _result_reward(result: dict) -> float | None:
             value,
         )
         return float(value)
+    if isinstance(verifier.get("reward"), int | float) and not isinstance(verifier.get("reward"), bool):
+        return float(verifier["reward"])  # older harbor results put the reward directly on verifier_result
     return None
 
 
