@@ -86,12 +86,16 @@ def provenance(ctx: AppServices, rb: Runbook) -> None:
     page_link(f"source: {rb.source_trajectory_id}", "trajectories", trajectory=rb.source_trajectory_id)
     rounds = pipeline.runbooks_where(cur, "lineage_id", rb.lineage_id)
     st.caption(md_escape(" → ".join(f"round {r.round}: {r.critic_verdict}" for r in rounds)))
-    executions = app_queries.rewrites_with_status(cur, "runbook_id", rb.runbook_id)
+    executions = pd.concat(
+        [app_queries.rewrites_with_status(cur, "runbook_id", r.runbook_id) for r in rounds]
+    )
     if executions.empty:
-        st.caption("no executions of this runbook")
+        st.caption("no executions of this runbook (in any round)")
         return
     st.dataframe(
-        executions[["trajectory_id", "reward", "verified", "answer_transfer", "human_rejected", "kept"]],
+        executions[
+            ["runbook_id", "trajectory_id", "reward", "verified", "answer_transfer", "human_rejected", "kept"]
+        ],
         hide_index=True,
         key=f"execs_{rb.runbook_id}",
     )
