@@ -19,7 +19,9 @@ DEMO_PIPELINE = DATA / "demo_pipeline"
 def build_demo(store: Store) -> IngestReport:
     """Ingest the demo tasks and every recorded job (discovery and rewrite trajectories), then load the rewrite
     pipeline's rows (runbooks, critic flags, reviews, transfer checks, jobs)."""
-    report = ingest_paths(store, [DEMO_TASKS, DEMO_JOBS])
+    # In-process: the app calls this from a threaded server, where forking parser processes is unsafe (and the
+    # demo is small).
+    report = ingest_paths(store, [DEMO_TASKS, DEMO_JOBS], workers=1)
     if DEMO_PIPELINE.is_dir():
         with store.transaction() as cur:
             load_pipeline(cur, DEMO_PIPELINE)

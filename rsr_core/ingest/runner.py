@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gc
-import multiprocessing
 import os
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -128,9 +127,7 @@ def _parse_all(units: list[Unit], harness: str | None, kind: str | None, workers
             yield from parse_chunk(chunk, harness, kind)
         return
     # A bounded window of chunks in flight: parsed rows never pile up faster than they are written.
-    # forkserver, not fork: the caller may be a threaded process (the app), where a forked child can inherit
-    # a lock some other thread held.
-    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("forkserver")) as pool:
+    with ProcessPoolExecutor(max_workers=workers) as pool:
         pending: deque = deque()
         for chunk in chunks:
             pending.append(pool.submit(parse_chunk, chunk, harness, kind))
