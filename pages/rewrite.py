@@ -23,7 +23,7 @@ if require_data(ctx):
         candidates, hide_index=True, on_select="rerun", selection_mode="multi-row", key="rw_sources"
     )
     sources = [candidates.iloc[i]["trajectory_id"] for i in event.selection.rows] if event else []
-    params = job_params(sources, tasks, models)
+    params = job_params(ctx, sources, tasks, models)
     start = st.button(
         "start the job",
         type="primary",

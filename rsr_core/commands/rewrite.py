@@ -151,20 +151,19 @@ def rewrite(args: argparse.Namespace, settings: Settings) -> int:
     from rsr_core.rewrite.units import RewriteParams
 
     services, runner = _runner(args, settings)
-    params = RewriteParams(
+    params = RewriteParams.from_settings(
+        settings,
         tasks=args.task,
         sources=args.source,
         k=args.k,
         m=args.m,
         rounds=args.rounds,
         gate=args.gate,
-        planner_model=args.planner_model or settings.role_model("planner"),
-        critic_model=args.critic_model or settings.role_model("critic"),
-        executor_model=args.executor_model or settings.role_model("executor"),
+        planner_model=args.planner_model,
+        critic_model=args.critic_model,
+        executor_model=args.executor_model,
         temperature=args.temperature,
         executor_max_turns=args.max_turns,
-        fuzzy_threshold=settings.critic_fuzzy_threshold,
-        min_literal_len=settings.critic_min_literal_len,
     )
     try:
         job_id = runner.create(params)

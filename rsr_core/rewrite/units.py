@@ -14,6 +14,7 @@ from rsr_core.rewrite.critic import CriticSettings, deterministic_flags, llm_fla
 from rsr_core.rewrite.executor import execute_runbook
 from rsr_core.rewrite.planner import plan_runbook
 from rsr_core.rewrite.transfer import check_transfer
+from rsr_core.settings import Settings
 
 
 class RewriteParams(BaseModel):
@@ -45,6 +46,15 @@ class RewriteParams(BaseModel):
     """Critic fuzzy-match threshold (0-100)."""
     min_literal_len: int = 4
     """Shortest hidden literal the critic looks for."""
+
+    @classmethod
+    def from_settings(cls, settings: Settings, **fields: Any) -> RewriteParams:
+        """Parameters where the settings fill what `fields` leaves out: role models and critic thresholds."""
+        for role in ("planner", "critic", "executor"):
+            fields[f"{role}_model"] = fields.get(f"{role}_model") or settings.role_model(role)
+        fields.setdefault("fuzzy_threshold", settings.critic_fuzzy_threshold)
+        fields.setdefault("min_literal_len", settings.critic_min_literal_len)
+        return cls(**fields)
 
 
 def stable_id(prefix: str, *parts: str, n: int = 12) -> str:

@@ -59,18 +59,6 @@ def coverage(cur: duckdb.DuckDBPyConnection) -> dict[str, Any]:
     }
 
 
-def solved_sets(cur: duckdb.DuckDBPyConnection) -> dict[str, set[str]]:
-    """Tasks solved per harness (for overlap charts)."""
-    rows = cur.execute(
-        "SELECT DISTINCT harness, task_id FROM trajectories "
-        "WHERE kind = 'discovery' AND task_id IS NOT NULL AND reward >= 1.0"
-    ).fetchall()
-    out: dict[str, set[str]] = {}
-    for harness, task in rows:
-        out.setdefault(harness, set()).add(task)
-    return out
-
-
 @dataclass
 class TrajectoryFilter:
     """Filters of the trajectory list (all optional; combined with AND)."""

@@ -80,7 +80,9 @@ def endpoint_form(ctx: AppServices) -> tuple[str, str, dict[str, str]]:
     return url, key, models
 
 
-def job_params(sources: list[str], tasks: list[str], models: dict[str, str]) -> RewriteParams | None:
+def job_params(
+    ctx: AppServices, sources: list[str], tasks: list[str], models: dict[str, str]
+) -> RewriteParams | None:
     """K, M, rounds, gate -> parameters (None until something is selected)."""
     c = st.columns(5)
     k = c[0].number_input("K runbooks per source", 1, 16, 4, key="k")
@@ -90,7 +92,8 @@ def job_params(sources: list[str], tasks: list[str], models: dict[str, str]) -> 
     st.session_state["workers_value"] = c[4].number_input("workers", 1, 8, 2, key="workers")
     if not sources and not tasks:
         return None
-    return RewriteParams(
+    return RewriteParams.from_settings(
+        ctx.settings,
         sources=sources,
         tasks=tasks,
         k=k,

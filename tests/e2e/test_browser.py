@@ -10,7 +10,6 @@ import subprocess
 import sys
 import time
 import urllib.request
-import warnings
 from pathlib import Path
 
 import pytest
@@ -42,10 +41,7 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def app_url(tmp_path_factory):
     if not Path(CHROMIUM).exists():
-        warnings.warn(
-            "BROWSER TESTS SKIPPED: /usr/bin/chromium missing (make test installs it)", stacklevel=1
-        )
-        pytest.skip("Debian chromium is not installed")
+        pytest.fail("Debian chromium is not installed: run `make chromium` (make test does)")
     db = tmp_path_factory.mktemp("e2e") / "demo.duckdb"
     store = Store(db)
     build_demo(store)
