@@ -22,7 +22,12 @@ if require_data(ctx):
         key="rb_status",
         format_func=lambda s: "all" if s is None else f"{s} ({counts.get(s, 0)})",
     )
-    task = c[1].selectbox("task", [None, *sorted(all_rbs["task_id"].unique())], key="rb_task")
+    task = c[1].selectbox(
+        "task",
+        [None, *sorted(all_rbs["task_id"].unique())],
+        key="rb_task",
+        format_func=lambda t: "all tasks" if t is None else t,
+    )
     queue = app_queries.runbook_queue(cur, status, task)
     event = st.dataframe(
         queue, hide_index=True, on_select="rerun", selection_mode="multi-row", key="rb_table"

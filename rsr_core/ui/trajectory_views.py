@@ -16,16 +16,20 @@ STEPS_PER_PAGE = 25
 ROWS_PER_PAGE = 50
 
 
+def _any(value: str | None) -> str:
+    return "any" if value is None else value
+
+
 def list_filters(ctx: AppServices) -> app_queries.ListFilter:
     """Filter widgets (stable keys) -> the list filter."""
     facets = app_queries.facet_values(ctx.store.cursor())
     with st.container(border=True):
         c = st.columns([2, 1, 1, 1, 1])
         search = c[0].text_input("search commands, messages and observations", key="f_search")
-        task = c[1].selectbox("task", [None, *facets["task_id"]], key="f_task")
-        category = c[2].selectbox("category", [None, *facets["category"]], key="f_category")
-        harness = c[3].selectbox("harness", [None, *facets["harness"]], key="f_harness")
-        kind = c[4].selectbox("kind", [None, *facets["kind"]], key="f_kind")
+        task = c[1].selectbox("task", [None, *facets["task_id"]], key="f_task", format_func=_any)
+        category = c[2].selectbox("category", [None, *facets["category"]], key="f_category", format_func=_any)
+        harness = c[3].selectbox("harness", [None, *facets["harness"]], key="f_harness", format_func=_any)
+        kind = c[4].selectbox("kind", [None, *facets["kind"]], key="f_kind", format_func=_any)
         d = st.columns(4)
         reward = d[0].selectbox("reward", ["any", "solved (>= 1)", "not solved"], key="f_reward")
         flags = d[1].selectbox("critic / transfer flags", ["any", "has flags", "no flags"], key="f_flags")
