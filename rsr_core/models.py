@@ -82,6 +82,20 @@ class Step(_Model):
     """Step-level fields this model does not name (ATIF `extra`, unknown keys)."""
 
 
+ChangeKind = Literal["added", "changed", "deleted"]
+
+
+class ChangedPath(_Model):
+    """One path a run changed in its sandbox, as the engine's filesystem diff of the container reports it."""
+
+    path: str
+    """Absolute path inside the sandbox."""
+    change: ChangeKind
+    """added, changed or deleted (Docker's container diff kinds)."""
+    verifier_ground: bool = False
+    """The path is part of what the verifier relies on (its test runner, interpreters, /tests, /logs/verifier)."""
+
+
 class Trajectory(_Model):
     """A run of an agent on a task, with provenance."""
 
@@ -104,7 +118,11 @@ class Trajectory(_Model):
     model: str | None = None
     """Model name of the run."""
     reward: float | None = None
-    """Verifier reward (1.0 solved); None when never verified."""
+    """Verifier reward as measured (1.0 passed); None when never verified."""
+    verifier_tampered: bool = False
+    """The run changed the verifier's own ground; it never counts as solved or verified, whatever its reward."""
+    changed_paths: list[ChangedPath] = Field(default_factory=list)
+    """What the run changed on disk before the verifier ran (the engine's diff of the container)."""
     source_trajectory_id: str | None = None
     """For rewrites: the discovery trajectory the runbook was derived from."""
     runbook_id: str | None = None
@@ -177,6 +195,9 @@ class Task(_Model):
     """Agent wall-clock budget."""
     verifier_timeout_sec: float | None = None
     """Verifier wall-clock budget."""
+    verifier_allow_changes: list[str] = Field(default_factory=list)
+    """Paths (or directory prefixes) of the verifier's ground a run may change without counting as tampering
+    (`[verifier] allow_changes` in task.toml), for tasks whose goal is to change them."""
     files: list[TaskFile] = Field(default_factory=list)
     """Hidden tests, solution and environment files; never shown as public."""
 

@@ -114,6 +114,9 @@ def provenance(trajectory: Trajectory) -> dict[str, Any]:
         source_schema_version=t.extra.get("schema_version"),
         content_hash=t.content_hash or None,
     )
+    if t.verifier_tampered or t.changed_paths:
+        rsr["verifier_tampered"] = t.verifier_tampered
+        rsr["changed_paths"] = [c.model_dump() for c in t.changed_paths]
     if t.session_id is None:
         rsr["session_id"] = None  # the root session_id below is the trajectory id, not a recorded one
     if t.agent_name is None:

@@ -11,7 +11,7 @@ from rsr_core.harness.protocol import parse_lenient, split_message
 from rsr_core.ingest.control import canonical_harness, is_control_message, task_id_of
 from rsr_core.ingest.provenance import STORED_TRAJECTORY_FIELDS, stored_step_values
 from rsr_core.ingest.reading import FormatError, construct, expect
-from rsr_core.models import KINDS, Command, Step, Trajectory
+from rsr_core.models import KINDS, ChangedPath, Command, Step, Trajectory
 
 SUPPORTED_MINOR = range(0, 9)
 _VERSION = re.compile(r"^ATIF-v1\.(\d+)$")
@@ -261,7 +261,35 @@ def rsr_extra(obj: dict) -> dict:
     ):
         if rsr.get(key) is not None:
             expect(isinstance(rsr[key], str), f"extra.rsr.{key}", "a string", rsr[key])
+    if rsr.get("verifier_tampered") is not None:
+        expect(
+            isinstance(rsr["verifier_tampered"], bool),
+            "extra.rsr.verifier_tampered",
+            "true or false",
+            rsr["verifier_tampered"],
+        )
+    if rsr.get("changed_paths") is not None:
+        rsr["changed_paths"] = changed_paths(rsr["changed_paths"], "extra.rsr.changed_paths")
     return rsr
+
+
+def changed_paths(raw: Any, where: str) -> list[ChangedPath]:
+    """Validated `changed_paths` entries ({path, change, verifier_ground})."""
+    expect(isinstance(raw, list), where, "a list of {path, change, verifier_ground} objects", raw)
+    out = []
+    for i, item in enumerate(raw):
+        expect(isinstance(item, dict), f"{where}[{i}]", "an object {path, change, verifier_ground}", item)
+        expect(isinstance(item.get("path"), str), f"{where}[{i}].path", "a string", item.get("path"))
+        expect(
+            item.get("change") in ("added", "changed", "deleted"),
+            f"{where}[{i}].change",
+            "added, changed or deleted",
+            item.get("change"),
+        )
+        ground = item.get("verifier_ground", False)
+        expect(isinstance(ground, bool), f"{where}[{i}].verifier_ground", "true or false", ground)
+        out.append(ChangedPath(path=item["path"], change=item["change"], verifier_ground=ground))
+    return out
 
 
 def carried_hash(rsr: dict) -> str | None:
@@ -319,6 +347,8 @@ def parse_atif(obj: Any) -> tuple[Trajectory, dict]:
         exception=rsr.get("exception", None),
         verifier_output=rsr.get("verifier_output", None),
         scripted=bool(rsr.get("scripted")),
+        verifier_tampered=bool(rsr.get("verifier_tampered")),
+        changed_paths=rsr.get("changed_paths") or [],
         origin=None,
         content_hash="",
         steps=steps,

@@ -86,6 +86,14 @@ def read_harbor_task(directory: Path) -> Task:
     name = section["task"].get("name") or meta.get("name") or directory.name
     expect(isinstance(name, str), "task.toml [task] name", "a string", name)
     md, env = section["metadata"], section["environment"]
+    allow_changes = section["verifier"].get("allow_changes") or []
+    expect(
+        isinstance(allow_changes, list)
+        and all(isinstance(a, str) and a.startswith("/") for a in allow_changes),
+        "task.toml [verifier] allow_changes",
+        "a list of absolute paths",
+        allow_changes,
+    )
     tags = md.get("tags") or []
     expect(isinstance(tags, list), "task.toml [metadata] tags", "a list of strings", tags)
     allow = env.get("allow_internet")
@@ -111,6 +119,7 @@ def read_harbor_task(directory: Path) -> Task:
         allow_internet=bool(allow),
         agent_timeout_sec=_float(section["agent"].get("timeout_sec"), "[agent] timeout_sec"),
         verifier_timeout_sec=_float(section["verifier"].get("timeout_sec"), "[verifier] timeout_sec"),
+        verifier_allow_changes=list(allow_changes),
         files=files,
     )
 

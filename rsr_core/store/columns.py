@@ -89,7 +89,10 @@ def located_tables(trajectories: list[Trajectory]) -> tuple[dict[str, pa.Table],
                 "search_terms": len(term_rows) - before,
             }
         )
-        traj_rows.append((*traj_values(traj), len(traj.steps), seq, _json(traj.extra), SCHEMA_VERSION))
+        changed = [c.model_dump() for c in traj.changed_paths]
+        traj_rows.append(
+            (*traj_values(traj), len(traj.steps), seq, _json(traj.extra), _json(changed), SCHEMA_VERSION)
+        )
     tables = {
         "trajectories": rows_table(traj_rows, TRAJECTORY_SCHEMA),
         "steps": rows_table(step_rows, STEP_SCHEMA),
@@ -161,10 +164,11 @@ TRAJECTORY_FIELDS = (
     "exception",
     "verifier_output",
     "scripted",
+    "verifier_tampered",
     "origin",
     "content_hash",
 )
-TRAJECTORY_COLUMNS = (*TRAJECTORY_FIELDS, "n_steps", "n_commands", "extra", "schema_version")
+TRAJECTORY_COLUMNS = (*TRAJECTORY_FIELDS, "n_steps", "n_commands", "extra", "changed_paths", "schema_version")
 _S, _LS = pa.string(), pa.large_string()
 TRAJECTORY_SCHEMA = pa.schema(
     [
@@ -173,14 +177,20 @@ TRAJECTORY_SCHEMA = pa.schema(
             pa.float64()
             if n == "reward"
             else pa.bool_()
-            if n == "scripted"
+            if n in ("scripted", "verifier_tampered")
             else _LS
             if n in ("instruction", "verifier_output", "exception")
             else _S,
         )
         for n in TRAJECTORY_FIELDS
     ]
-    + [("n_steps", pa.int32()), ("n_commands", pa.int32()), ("extra", _LS), ("schema_version", pa.int32())]
+    + [
+        ("n_steps", pa.int32()),
+        ("n_commands", pa.int32()),
+        ("extra", _LS),
+        ("changed_paths", _LS),
+        ("schema_version", pa.int32()),
+    ]
 )
 STEP_FIELDS = (
     "source",
@@ -253,7 +263,19 @@ TASK_SCHEMA = pa.schema(
         ("allow_internet", pa.bool_()),
         ("agent_timeout_sec", pa.float64()),
         ("verifier_timeout_sec", pa.float64()),
+        ("verifier_allow_changes", pa.list_(_S)),
         ("content_hash", _S),
         ("schema_version", pa.int32()),
     ]
 )
+
+
+def decode_trajectory_row(row: dict[str, Any]) -> dict[str, Any]:
+    """A stored trajectories row (as read with the read side's field list) -> Trajectory fields (no steps).
+
+    The JSON columns are decoded; row counts that are not model fields are dropped."""
+    meta = {k: v for k, v in row.items() if k not in ("n_steps", "n_commands")}
+    meta["extra"] = json.loads(meta["extra"]) if meta.get("extra") else {}
+    meta["changed_paths"] = json.loads(meta["changed_paths"]) if meta.get("changed_paths") else []
+    meta["verifier_tampered"] = bool(meta.get("verifier_tampered"))
+    return meta

@@ -12,6 +12,7 @@ import duckdb
 import pyarrow as pa
 
 from rsr_core.models import SCHEMA_VERSION, Command, Review, Step, Trajectory, TransferVerdict
+from rsr_core.store.columns import decode_trajectory_row
 from rsr_core.store.pipeline import REWRITE_STATUS_SQL, insert_transfer
 from rsr_core.store.queries import _STEP_FIELDS, _TRAJ_FIELDS
 from rsr_core.store.sql import registered, scalar
@@ -102,8 +103,7 @@ def read_trajectories(cur: duckdb.DuckDBPyConnection, ids: pa.Array | list[str])
         steps_of.setdefault(tid, []).append(step)
     out = []
     for meta in metas:
-        meta.pop("n_steps")
-        meta["extra"] = json.loads(meta["extra"]) if meta["extra"] else {}
+        meta = decode_trajectory_row(meta)
         out.append(Trajectory(**meta, steps=steps_of.get(meta["trajectory_id"], [])))
     return out
 

@@ -18,6 +18,7 @@ import duckdb
 import pyarrow as pa
 
 from rsr_core.models import Command, Step, Trajectory
+from rsr_core.store.columns import decode_trajectory_row
 from rsr_core.store.export_queries import _SELECTED_SQL, _params, read_trajectories
 from rsr_core.store.queries import _STEP_FIELDS, _TRAJ_FIELDS
 
@@ -86,9 +87,7 @@ def _build(meta: dict[str, Any], steps: list[dict[str, Any]], actions: list[dict
         index = s.pop("step_index")
         s["extra"] = json.loads(s["extra"]) if s["extra"] else {}
         built.append(Step(index=index, commands=commands.get(index, []), **s))
-    meta = {k: v for k, v in meta.items() if k != "n_steps"}
-    meta["extra"] = json.loads(meta["extra"]) if meta["extra"] else {}
-    return Trajectory(**meta, steps=built)
+    return Trajectory(**decode_trajectory_row(meta), steps=built)
 
 
 def stream_selected(

@@ -192,4 +192,52 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     ),
 ]
 
+MIGRATIONS.append(
+    (
+        3,
+        "verifier integrity, one definition of solved, runbook and rewrite status views",
+        """
+        ALTER TABLE trajectories ADD COLUMN verifier_tampered BOOLEAN DEFAULT FALSE;
+        ALTER TABLE trajectories ADD COLUMN changed_paths JSON;
+        ALTER TABLE tasks ADD COLUMN verifier_allow_changes VARCHAR[];
+        -- A run solved (verified) its task iff its reward is >= 1.0 and it did not tamper with the verifier.
+        CREATE MACRO rsr_solved(reward, tampered) AS coalesce(reward, 0) >= 1.0 AND NOT coalesce(tampered, FALSE);
+        -- The one definition of a runbook round's status. The critic's verdict comes first: a critic-rejected
+        -- round stays critic_rejected whatever a human says of it (it is replanned, never executed). A passed
+        -- round is decided by its latest human review; unreviewed, it waits for review under the human gate
+        -- and is approved under the critic gate.
+        CREATE VIEW runbook_status AS
+        WITH latest AS (
+            SELECT runbook_id, arg_max(decision, seq) AS decision, arg_max(reviewer, seq) AS reviewer,
+                   count(*) AS reviews
+            FROM reviews GROUP BY runbook_id
+        )
+        SELECT r.runbook_id, r.lineage_id, r.source_trajectory_id, r.task_id, r.job_id, r.variant, r.round,
+               r.critic_verdict, l.decision AS review, l.reviewer AS last_reviewer,
+               coalesce(l.reviews, 0) AS reviews, coalesce(j.params->>'gate', 'critic') AS gate,
+               CASE WHEN r.critic_verdict = 'reject' THEN 'critic_rejected'
+                    WHEN r.critic_verdict <> 'pass' THEN 'critic_pending'
+                    WHEN l.decision = 'reject' THEN 'human_rejected'
+                    WHEN l.decision = 'approve' THEN 'approved'
+                    WHEN coalesce(j.params->>'gate', 'critic') = 'human' THEN 'pending_review'
+                    ELSE 'approved' END AS status
+        FROM runbooks r LEFT JOIN latest l USING (runbook_id) LEFT JOIN jobs j USING (job_id);
+        -- A rewrite is kept iff it is verified (rsr_solved), shows no answer transfer (a rewrite without a
+        -- check counts as showing none) and its runbook is not human_rejected.
+        CREATE VIEW rewrite_status AS
+        SELECT t.trajectory_id, t.task_id, t.source_trajectory_id, t.runbook_id, t.job_id, t.reward,
+               coalesce(t.verifier_tampered, FALSE) AS verifier_tampered,
+               rsr_solved(t.reward, t.verifier_tampered) AS verified,
+               coalesce(tc.answer_transfer, FALSE) AS answer_transfer,
+               coalesce(rs.status = 'human_rejected', FALSE) AS human_rejected,
+               rsr_solved(t.reward, t.verifier_tampered) AND NOT coalesce(tc.answer_transfer, FALSE)
+                   AND NOT coalesce(rs.status = 'human_rejected', FALSE) AS kept
+        FROM trajectories t
+        LEFT JOIN transfer_checks tc USING (trajectory_id)
+        LEFT JOIN runbook_status rs ON rs.runbook_id = t.runbook_id
+        WHERE t.kind = 'rewrite';
+        """,
+    )
+)
+
 LATEST_VERSION = MIGRATIONS[-1][0]

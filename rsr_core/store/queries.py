@@ -182,9 +182,11 @@ _TRAJ_FIELDS = (
     "exception",
     "verifier_output",
     "scripted",
+    "verifier_tampered",
     "origin",
     "content_hash",
     "extra",
+    "changed_paths",
     "n_steps",
 )
 _STEP_FIELDS = (
@@ -216,9 +218,7 @@ def get_trajectory(
     )
     if row is None:
         return None
-    meta = dict(zip(_TRAJ_FIELDS, row, strict=True))
-    meta.pop("n_steps")
-    meta["extra"] = json.loads(meta["extra"]) if meta["extra"] else {}
+    meta = columns.decode_trajectory_row(dict(zip(_TRAJ_FIELDS, row, strict=True)))
     hi = step_to if step_to is not None else 2**31 - 1
     steps_rows = cur.execute(
         f"SELECT {', '.join(_STEP_FIELDS)} FROM steps WHERE trajectory_id = ? AND step_index BETWEEN ? AND ? "
@@ -268,12 +268,14 @@ def get_task(cur: duckdb.DuckDBPyConnection, task_id: str, with_hidden: bool = F
         "allow_internet",
         "agent_timeout_sec",
         "verifier_timeout_sec",
+        "verifier_allow_changes",
     )
     row = one(cur, f"SELECT {', '.join(cols)} FROM tasks WHERE task_id = ?", [task_id])
     if row is None:
         return None
     data = dict(zip(cols, row, strict=True))
     data["tags"] = data["tags"] or []
+    data["verifier_allow_changes"] = data["verifier_allow_changes"] or []
     data["allow_internet"] = bool(data["allow_internet"])
     files = []
     if with_hidden:
