@@ -68,6 +68,8 @@ class Step(_Model):
     """Injected by a harness (state bookkeeping, verifier feedback, confirmations), not part of the task dialogue."""
     private_guidance: bool = False
     """Carries a runbook given to the Executor as private guidance; export always removes it."""
+    copied_context: bool = False
+    """ATIF `is_copied_context`: the step repeats context copied from an earlier trajectory; never trains."""
     model_name: str | None = None
     """Model that produced an agent step, if it differs from the trajectory's."""
     timestamp: str | None = None
@@ -191,6 +193,12 @@ class Task(_Model):
     """Memory limit for the sandbox in MiB."""
     allow_internet: bool = False
     """The task allows network access (used only when the user opts in)."""
+    storage_mb: int | None = None
+    """Writable-space budget of the sandbox in MiB (`[environment] storage_mb`); None: the default budget."""
+    pids_limit: int | None = None
+    """Process limit of the sandbox (`[environment] pids_limit`); None: the default limit."""
+    cap_add: list[str] = Field(default_factory=list)
+    """Linux capabilities the task needs beyond the sandbox's default set (`[environment] cap_add`)."""
     agent_timeout_sec: float | None = None
     """Agent wall-clock budget."""
     verifier_timeout_sec: float | None = None

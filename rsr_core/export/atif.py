@@ -63,6 +63,8 @@ def step_document(step: Step, step_id: int) -> dict[str, Any]:
         if calls:
             result = {"source_call_id": calls[0]["tool_call_id"], **result}
         doc["observation"] = {"results": [result]}
+    if step.copied_context:
+        doc["is_copied_context"] = True
     extra = dict(step.extra)
     metrics = {
         "prompt_tokens": step.prompt_tokens,

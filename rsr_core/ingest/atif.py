@@ -28,6 +28,7 @@ STEP_KEYS = frozenset(
         "observation",
         "metrics",
         "extra",
+        "is_copied_context",
     }
 )
 
@@ -226,6 +227,7 @@ def parse_steps(raw_steps: Any) -> list[Step]:
             "task_complete": complete or bool(extra.get("task_complete")),
             "harness_control": control,
             "private_guidance": bool(extra.get("rsr_private_guidance")),
+            "copied_context": raw.get("is_copied_context") is True,
             "model_name": model_name if isinstance(model_name, str) else None,
             "timestamp": str(timestamp) if timestamp is not None else None,
             "prompt_tokens": _metric(metrics, "prompt_tokens", where),

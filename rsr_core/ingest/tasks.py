@@ -59,6 +59,30 @@ def _float(value: Any, where: str) -> float | None:
     return float(value)
 
 
+def _int(value: Any, where: str) -> int | None:
+    if value is None:
+        return None
+    expect(
+        isinstance(value, int) and not isinstance(value, bool) and value > 0,
+        where,
+        "a positive integer",
+        value,
+    )
+    return int(value)
+
+
+def _names(value: Any, where: str) -> list[str]:
+    if value is None:
+        return []
+    expect(
+        isinstance(value, list) and all(isinstance(v, str) and re.fullmatch(r"[A-Z_]+", v) for v in value),
+        where,
+        "a list of capability names like SYS_PTRACE",
+        value,
+    )
+    return list(value)
+
+
 def _memory_mb(env: dict) -> int | None:
     if env.get("memory_mb") is not None:
         return int(_float(env["memory_mb"], "[environment] memory_mb"))
@@ -116,6 +140,9 @@ def read_harbor_task(directory: Path) -> Task:
         docker_image=env.get("docker_image") or None,
         cpus=_float(env.get("cpus"), "[environment] cpus"),
         memory_mb=_memory_mb(env),
+        storage_mb=_int(env.get("storage_mb"), "[environment] storage_mb"),
+        pids_limit=_int(env.get("pids_limit"), "[environment] pids_limit"),
+        cap_add=_names(env.get("cap_add"), "[environment] cap_add"),
         allow_internet=bool(allow),
         agent_timeout_sec=_float(section["agent"].get("timeout_sec"), "[agent] timeout_sec"),
         verifier_timeout_sec=_float(section["verifier"].get("timeout_sec"), "[verifier] timeout_sec"),

@@ -200,6 +200,10 @@ MIGRATIONS.append(
         ALTER TABLE trajectories ADD COLUMN verifier_tampered BOOLEAN DEFAULT FALSE;
         ALTER TABLE trajectories ADD COLUMN changed_paths JSON;
         ALTER TABLE tasks ADD COLUMN verifier_allow_changes VARCHAR[];
+        ALTER TABLE tasks ADD COLUMN storage_mb INTEGER;
+        ALTER TABLE tasks ADD COLUMN pids_limit INTEGER;
+        ALTER TABLE tasks ADD COLUMN cap_add VARCHAR[];
+        ALTER TABLE steps ADD COLUMN copied_context BOOLEAN DEFAULT FALSE;
         -- A run solved (verified) its task iff its reward is >= 1.0 and it did not tamper with the verifier.
         CREATE MACRO rsr_solved(reward, tampered) AS coalesce(reward, 0) >= 1.0 AND NOT coalesce(tampered, FALSE);
         -- The one definition of a runbook round's status. The critic's verdict comes first: a critic-rejected

@@ -200,6 +200,7 @@ _STEP_FIELDS = (
     "task_complete",
     "harness_control",
     "private_guidance",
+    "copied_context",
     "model_name",
     "timestamp",
     "prompt_tokens",
@@ -266,6 +267,9 @@ def get_task(cur: duckdb.DuckDBPyConnection, task_id: str, with_hidden: bool = F
         "cpus",
         "memory_mb",
         "allow_internet",
+        "storage_mb",
+        "pids_limit",
+        "cap_add",
         "agent_timeout_sec",
         "verifier_timeout_sec",
         "verifier_allow_changes",
@@ -276,6 +280,7 @@ def get_task(cur: duckdb.DuckDBPyConnection, task_id: str, with_hidden: bool = F
     data = dict(zip(cols, row, strict=True))
     data["tags"] = data["tags"] or []
     data["verifier_allow_changes"] = data["verifier_allow_changes"] or []
+    data["cap_add"] = data["cap_add"] or []
     data["allow_internet"] = bool(data["allow_internet"])
     files = []
     if with_hidden:
