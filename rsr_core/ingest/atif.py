@@ -10,7 +10,8 @@ from rsr_core.analysis.commands import keystrokes_of_call
 from rsr_core.harness.protocol import parse_lenient, split_message
 from rsr_core.ingest.control import canonical_harness, is_control_message, task_id_of
 from rsr_core.ingest.provenance import STORED_TRAJECTORY_FIELDS, stored_step_values
-from rsr_core.ingest.reading import FormatError, construct, expect
+from rsr_core.ingest.reading import FormatError, construct, expect, preview
+from rsr_core.ingest.rewards import checked_reward
 from rsr_core.models import KINDS, ChangedPath, Command, Step, Trajectory
 
 SUPPORTED_MINOR = range(0, 9)
@@ -44,7 +45,7 @@ def check_version(obj: dict) -> str:
     match = _VERSION.match(version) if isinstance(version, str) else None
     if not match or int(match.group(1)) not in SUPPORTED_MINOR:
         raise FormatError(
-            f"schema_version: {json.dumps(version)} is not supported; expected ATIF-v1.0 … ATIF-v1.8"
+            f"schema_version: {preview(version)} is not supported; expected ATIF-v1.0 … ATIF-v1.8"
         )
     return version
 
@@ -161,7 +162,7 @@ def parse_steps(raw_steps: Any) -> list[Step]:
             expect(False, f"{where}.step_id", "an integer", step_id)
         if step_id != i + 1:
             raise FormatError(
-                f"{where}.step_id: expected {i + 1} (step ids run 1..n in order), got {step_id}"
+                f"{where}.step_id: expected {i + 1} (step ids run 1..n in order), got {preview(step_id)}"
             )
         source = raw.get("source")
         if source not in ("system", "user", "agent"):
@@ -251,7 +252,7 @@ def rsr_extra(obj: dict) -> dict:
     if rsr.get("kind") is not None:
         expect(rsr["kind"] in KINDS, "extra.rsr.kind", "discovery, rewrite or eval", rsr["kind"])
     if rsr.get("reward") is not None:
-        _num(rsr["reward"], "extra.rsr.reward")
+        rsr["reward"] = checked_reward(rsr["reward"], "extra.rsr.reward")
     for key in (
         "task_id",
         "harness",

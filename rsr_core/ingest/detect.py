@@ -1,12 +1,24 @@
-"""Format detection: walk paths recursively and name the unit each file or directory is."""
+"""Format detection: walk paths recursively and name the unit each file or directory is.
+
+The walk never leaves the roots it was given: a symlink that resolves outside every root is reported and not
+followed. Every real directory and file is visited once (known by device and inode), so link loops cost
+nothing. Dangling links and special files (FIFOs, sockets, devices: opening a FIFO would block) are reported,
+never opened. Links are followed after the tree itself, so a file reachable both ways keeps its real name.
+"""
 
 from __future__ import annotations
 
+import errno
 import json
+import os
+import stat
+from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from rsr_core.ingest.fs import inside, kind_of, read_input, real, shown
 from rsr_core.ingest.harbor import is_trial_result
 from rsr_core.ingest.tb1 import is_trial_results
 
@@ -19,6 +31,7 @@ EXPECTED = (
     "expected an ATIF trajectory.json, a harbor job/trial/task directory "
     "or a Terminal-Bench 1 run/task directory"
 )
+_Child = tuple[Path, os.stat_result, bool]
 
 
 @dataclass(frozen=True)
@@ -28,25 +41,29 @@ class Unit:
     kind: UnitKind
     path: Path
     error: str | None = None
+    root: Path | None = None
+    """Resolved directory the unit's reads must stay inside (None: the unit's own directory)."""
 
 
-def _peek_json(path: Path) -> object:
+def _peek_json(path: Path, root: Path) -> object:
     try:
-        return json.loads(path.read_bytes())
-    except (OSError, ValueError):
+        return json.loads(read_input(path, root))
+    except (OSError, ValueError, RecursionError):
         return None
 
 
-def _dir_kind(directory: Path) -> UnitKind | None:
+def _dir_kind(directory: Path, root: Path) -> UnitKind | None:
     if (directory / "task.toml").is_file():
         return "harbor_task"
     if (directory / "task.yaml").is_file():
         return "tb1_task"
     result = directory / "result.json"
-    if result.is_file() and ((directory / "agent").is_dir() or is_trial_result(_peek_json(result))):
+    if result.is_file() and ((directory / "agent").is_dir() or is_trial_result(_peek_json(result, root))):
         return "harbor_trial"
     results = directory / "results.json"
-    if results.is_file() and ((directory / "agent-logs").is_dir() or is_trial_results(_peek_json(results))):
+    if results.is_file() and (
+        (directory / "agent-logs").is_dir() or is_trial_results(_peek_json(results, root))
+    ):
         return "tb1_trial"
     return None
 
@@ -56,47 +73,149 @@ def _is_container(directory: Path) -> bool:
     return any((directory / n).is_file() for n in ("result.json", "results.json", "run_metadata.json"))
 
 
-def _walk(directory: Path, out: list[Unit]) -> int:
-    kind = _dir_kind(directory)
-    if kind is not None:
-        out.append(Unit(kind, directory))
-        return 1
-    try:
-        children = sorted(directory.iterdir())
-    except OSError as exc:
-        out.append(Unit("error", directory, f"cannot read directory: {exc.strerror}"))
-        return 1
-    if not children:
-        out.append(Unit("error", directory, f"empty directory; {EXPECTED}"))
-        return 1
-    container = _is_container(directory)
-    found = 0
-    for child in children:
-        if child.name.startswith("."):
-            continue
-        if child.is_dir():
-            found += _walk(child, out)
-        elif child.is_file():
-            if container and child.suffix in (".json", ".log", "") and child.name != "trajectory.json":
+def _wanted(path: Path, container: bool) -> bool:
+    """Is a file met in a walk a candidate trajectory (not a note, log or a container's summary)?"""
+    if container and path.suffix in (".json", ".log", "") and path.name != "trajectory.json":
+        return False
+    return path.suffix.lower() not in _ASIDE
+
+
+class _Walker:
+    """One walk over the given roots; `units` collects what was found, errors included."""
+
+    def __init__(self, roots: list[Path]):
+        self.roots = roots
+        self.units: list[Unit] = []
+        self._seen: set[tuple[int, int]] = set()
+        self._links: deque[tuple[Path, Path, os.stat_result]] = deque()
+
+    def first_visit(self, info: os.stat_result) -> bool:
+        """True the first time this device/inode is met."""
+        key = (info.st_dev, info.st_ino)
+        if key in self._seen:
+            return False
+        self._seen.add(key)
+        return True
+
+    def error(self, path: Path, message: str) -> None:
+        self.units.append(Unit("error", path, message))
+
+    def walk_root(self, path: Path, info: os.stat_result) -> None:
+        """Walk a directory named on the command line, then the links found in it."""
+        if not self.first_visit(info):
+            return  # named twice
+        before = len(self.units)
+        self._walk(path, real(path))
+        self._follow_links()
+        if len(self.units) == before:
+            self.error(path, f"directory holds nothing to ingest; {EXPECTED}")
+
+    def _walk(self, start: Path, root: Path) -> None:
+        # An explicit stack, not recursion: a hostile tree may be nested deeper than Python recurses.
+        opened = self._open(start, root)
+        stack: list[Iterator[_Child]] = [opened] if opened is not None else []
+        while stack:
+            try:
+                path, info, container = next(stack[-1])
+            except StopIteration:
+                stack.pop()
                 continue
-            if child.suffix.lower() in _ASIDE:
+            mode = info.st_mode
+            if stat.S_ISLNK(mode):
+                self._link(path, container)
+            elif stat.S_ISDIR(mode):
+                if self.first_visit(info) and (child := self._open(path, root)) is not None:
+                    stack.append(child)
+            elif stat.S_ISREG(mode):
+                if _wanted(path, container) and self.first_visit(info):
+                    self.units.append(Unit("atif", path, root=root))
+            else:
+                self.error(
+                    path, f"{kind_of(mode)}: not read (only regular files and directories are ingested)"
+                )
+
+    def _open(self, directory: Path, root: Path) -> Iterator[_Child] | None:
+        """The directory as a unit, or an iterator over its entries (None when there is nothing to walk)."""
+        kind = _dir_kind(directory, root)
+        if kind is not None:
+            self.units.append(Unit(kind, directory, root=root))
+            return None
+        try:
+            with os.scandir(directory) as it:
+                children = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            self.error(directory, f"cannot read directory: {exc.strerror}")
+            return None
+        if not children:
+            self.error(directory, f"empty directory; {EXPECTED}")
+            return None
+        return self._entries(children, _is_container(directory))
+
+    def _entries(self, children: list[os.DirEntry], container: bool) -> Iterator[_Child]:
+        for child in children:
+            if child.name.startswith("."):
                 continue
-            out.append(Unit("atif", child))
-            found += 1
-    return found
+            path = Path(child.path)
+            try:
+                info = child.stat(follow_symlinks=False)
+            except OSError as exc:
+                self.error(path, f"cannot read: {exc.strerror}")
+                continue
+            yield path, info, container
+
+    def _link(self, path: Path, container: bool) -> None:
+        """Check a link now; follow it (later) only when it resolves inside a root."""
+        where = real(path)
+        holder = next((r for r in self.roots if inside(where, r)), None)
+        if holder is None:
+            self.error(path, f"symlink to {shown(where)} leaves the directories being ingested; not followed")
+            return
+        try:
+            info = os.stat(path)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                self.error(path, "symlink loop; not followed")
+            else:
+                self.error(path, f"dangling symlink to {shown(os.readlink(path))}; skipped")
+            return
+        if stat.S_ISDIR(info.st_mode) or (stat.S_ISREG(info.st_mode) and _wanted(path, container)):
+            self._links.append((path, holder, info))
+        elif not stat.S_ISREG(info.st_mode):
+            self.error(path, f"symlink to {kind_of(info.st_mode)}: not read")
+
+    def _follow_links(self) -> None:
+        while self._links:
+            path, root, info = self._links.popleft()
+            if not self.first_visit(info):
+                continue  # already walked under its real name (or through another link): a loop or an alias
+            if stat.S_ISDIR(info.st_mode):
+                self._walk(path, root)
+            else:
+                self.units.append(Unit("atif", path, root=root))
 
 
 def detect_units(paths: list[Path]) -> list[Unit]:
-    """Every unit under the given paths, in a stable order; errors for missing paths and empty dirs."""
-    units: list[Unit] = []
+    """Every unit under the given paths, in a stable order; errors for missing paths, empty dirs, links that
+    leave the roots, dangling links and special files."""
+    roots = [real(p) for p in paths if os.path.isdir(p)]
+    walker = _Walker(roots)
     for path in paths:
-        if not path.exists():
-            units.append(Unit("error", path, "no such file or directory"))
-        elif path.is_file():
-            units.append(Unit("atif", path))
-        elif path.is_dir():
-            if _walk(path, units) == 0:
-                units.append(Unit("error", path, f"directory holds nothing to ingest; {EXPECTED}"))
+        if not os.path.lexists(path):
+            walker.error(path, "no such file or directory")
+            continue
+        try:
+            info = os.stat(path)
+        except OSError as exc:
+            problem = "symlink loop" if exc.errno == errno.ELOOP else f"cannot read: {exc.strerror}"
+            if exc.errno == errno.ENOENT:
+                problem = f"dangling symlink to {shown(os.readlink(path))}"
+            walker.error(path, problem)
+            continue
+        if stat.S_ISREG(info.st_mode):
+            if walker.first_visit(info):
+                walker.units.append(Unit("atif", path, root=real(path).parent))
+        elif stat.S_ISDIR(info.st_mode):
+            walker.walk_root(path, info)
         else:
-            units.append(Unit("error", path, f"not a regular file or directory; {EXPECTED}"))
-    return units
+            walker.error(path, f"{kind_of(info.st_mode)}: not a regular file or directory; {EXPECTED}")
+    return walker.units

@@ -8,7 +8,9 @@ from typing import Any
 
 from rsr_core.ingest.atif import carried_hash, parse_atif
 from rsr_core.ingest.control import canonical_harness, task_id_of
-from rsr_core.ingest.reading import FormatError, expect, parse_json_bytes, read_json, read_text, sha256
+from rsr_core.ingest.fs import present, read_json, read_text
+from rsr_core.ingest.reading import FormatError, expect, sha256
+from rsr_core.ingest.rewards import checked_reward, reward_from_text, reward_of_mapping
 from rsr_core.models import Trajectory
 
 
@@ -17,59 +19,48 @@ def is_trial_result(obj: Any) -> bool:
     return isinstance(obj, dict) and "task_name" in obj and "trial_name" in obj
 
 
-def _reward_from_files(verifier: Path) -> float | None:
+def _reward_from_files(verifier: Path, root: Path) -> tuple[float | None, str | None]:
+    """The reward a verifier wrote (`reward.txt`, else `reward.json`) and, when it names none, why."""
     txt = verifier / "reward.txt"
-    if txt.is_file():
-        text = read_text(txt).strip()
-        try:
-            return float(text)
-        except ValueError:
-            raise FormatError(f"verifier/reward.txt: expected a number, got {text[:40]!r}") from None
+    if present(txt):
+        return reward_from_text(read_text(txt, root, "verifier/reward.txt"), "verifier/reward.txt"), None
     js = verifier / "reward.json"
-    if js.is_file():
-        obj, _ = read_json(js)
+    if present(js):
+        obj, _ = read_json(js, root, "verifier/reward.json")
         if isinstance(obj, int | float) and not isinstance(obj, bool):
-            return float(obj)
-        expect(isinstance(obj, dict), "verifier/reward.json", "an object with a numeric 'reward'", obj)
-        value = obj.get("reward")
-        if value is None and len(obj) == 1:
-            value = next(iter(obj.values()))
-        expect(
-            isinstance(value, int | float) and not isinstance(value, bool),
-            "verifier/reward.json reward",
-            "a number",
-            value,
-        )
-        return float(value)
-    return None
+            return checked_reward(obj, "verifier/reward.json"), None
+        expect(isinstance(obj, dict), "verifier/reward.json", "an object of rewards or a number", obj)
+        return reward_of_mapping(obj, "verifier/reward.json")
+    return None, None
 
 
-def _result_reward(result: dict) -> float | None:
+def _result_reward(result: dict) -> tuple[float | None, str | None]:
+    """The reward in result.json: `verifier_result.rewards` (the reward-file rules), else a reward directly
+    on `verifier_result` (older harbor results)."""
     verifier = result.get("verifier_result")
-    if not isinstance(verifier, dict):
-        return None
+    if verifier is None:
+        return None, None
+    expect(isinstance(verifier, dict), "result.json verifier_result", "an object or null", verifier)
+    note = None
     rewards = verifier.get("rewards")
-    if isinstance(rewards, dict) and rewards.get("reward") is not None:
-        value = rewards["reward"]
-        expect(
-            isinstance(value, int | float) and not isinstance(value, bool),
-            "result.json verifier_result.rewards.reward",
-            "a number",
-            value,
-        )
-        return float(value)
-    if isinstance(verifier.get("reward"), int | float) and not isinstance(verifier.get("reward"), bool):
-        return float(verifier["reward"])  # older harbor results put the reward directly on verifier_result
-    return None
+    if rewards is not None:
+        expect(isinstance(rewards, dict), "result.json verifier_result.rewards", "an object", rewards)
+        reward, note = reward_of_mapping(rewards, "result.json verifier_result.rewards")
+        if reward is not None:
+            return reward, None
+    if verifier.get("reward") is not None:
+        return checked_reward(verifier["reward"], "result.json verifier_result.reward"), None
+    return None, note
 
 
-def read_trial(directory: Path, harness: str | None = None, kind: str | None = None) -> Trajectory:
-    """One harbor trial. `harness`/`kind` from the CLI win over `extra.rsr` and result.json."""
-    result_bytes = (directory / "result.json").read_bytes()
-    try:
-        result = parse_json_bytes(result_bytes, "harbor result.json")
-    except FormatError as exc:
-        raise FormatError(f"result.json: {exc}") from None
+def read_trial(
+    directory: Path, harness: str | None = None, kind: str | None = None, root: Path | None = None
+) -> Trajectory:
+    """One harbor trial. `harness`/`kind` from the CLI win over `extra.rsr` and result.json.
+
+    Files are read only where they resolve inside `root` (default: the trial directory)."""
+    root = root or directory
+    result, _ = read_json(directory / "result.json", root, "result.json", "harbor result.json")
     expect(isinstance(result, dict), "result.json", "an object with task_name and trial_name", result)
     expect(
         isinstance(result.get("task_name"), str), "result.json task_name", "a string", result.get("task_name")
@@ -82,19 +73,21 @@ def read_trial(directory: Path, harness: str | None = None, kind: str | None = N
     traj_path = directory / "agent" / "trajectory.json"
     traj_bytes = b""
     rsr: dict = {}
-    if traj_path.is_file():
-        traj_bytes = traj_path.read_bytes()
+    if present(traj_path):
+        doc, traj_bytes = read_json(traj_path, root, "agent/trajectory.json", "ATIF JSON")
         try:
-            traj, rsr = parse_atif(parse_json_bytes(traj_bytes, "ATIF JSON"))
+            traj, rsr = parse_atif(doc)
         except FormatError as exc:
             raise FormatError(f"agent/trajectory.json: {exc}") from None
     else:
         traj = Trajectory(trajectory_id=trial_name, steps=[])
+    # Every reward present is checked, used or not: a NaN anywhere means the trial's files are not sound.
+    result_reward, result_note = _result_reward(result)
+    file_reward, file_note = _reward_from_files(directory / "verifier", root)
     reward = rsr.get("reward")
-    if reward is None:
-        reward = _result_reward(result)
-    if reward is None:
-        reward = _reward_from_files(directory / "verifier")
+    for candidate in (result_reward, file_reward):
+        if reward is None:
+            reward = candidate
     test_out = directory / "verifier" / "test-stdout.txt"
     exc_info = result.get("exception_info")
     agent_name = agent_info.get("name") if isinstance(agent_info.get("name"), str) else None
@@ -112,8 +105,13 @@ def read_trial(directory: Path, harness: str | None = None, kind: str | None = N
     traj.started_at = result.get("started_at") or traj.started_at
     traj.finished_at = result.get("finished_at") or traj.finished_at
     traj.exception = json.dumps(exc_info, default=str) if exc_info else None
-    traj.verifier_output = read_text(test_out) if test_out.is_file() else None
+    traj.verifier_output = (
+        read_text(test_out, root, "verifier/test-stdout.txt") if present(test_out) else None
+    )
     traj.extra = {**traj.extra, "trial_name": trial_name}
+    note = result_note or file_note
+    if traj.reward is None and note:
+        traj.extra["reward_note"] = note
     if isinstance(result.get("agent_result"), dict):
         traj.extra["agent_result"] = result["agent_result"]
     traj.content_hash = carried_hash(rsr) or sha256(

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-from pathlib import Path
+from collections.abc import Iterator
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
 M = TypeVar("M", bound=BaseModel)
+PREVIEW_CHARS = 200
+"""How much of an offending value an error message quotes."""
 
 
 class FormatError(ValueError):
@@ -36,11 +38,6 @@ def decode_text(data: bytes, what: str = "text") -> str:
         ) from None
 
 
-def read_text(path: Path, what: str = "text") -> str:
-    """Read a text file strictly as UTF-8."""
-    return decode_text(path.read_bytes(), what)
-
-
 def parse_json_bytes(data: bytes, what: str = "JSON") -> Any:
     """Parse JSON from bytes; errors name the line and column."""
     text = decode_text(data, what)
@@ -51,12 +48,10 @@ def parse_json_bytes(data: bytes, what: str = "JSON") -> Any:
     except json.JSONDecodeError as exc:
         hint = " (the file ends early: truncated?)" if exc.pos >= len(text.rstrip()) else ""
         raise FormatError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}{hint}") from None
-
-
-def read_json(path: Path, what: str = "JSON") -> tuple[Any, bytes]:
-    """Parse a JSON file; returns the value and the raw bytes (for content hashing)."""
-    data = path.read_bytes()
-    return parse_json_bytes(data, what), data
+    except ValueError as exc:  # e.g. an integer of more digits than Python converts
+        raise FormatError(f"invalid JSON: {str(exc)[:PREVIEW_CHARS]}") from None
+    except RecursionError:
+        raise FormatError(f"{what} nested too deeply") from None
 
 
 def sha256(*parts: bytes | str) -> str:
@@ -72,10 +67,48 @@ def sha256(*parts: bytes | str) -> str:
 def expect(cond: bool, where: str, expected: str, got: Any = None) -> None:
     """Raise a FormatError 'where: expected …, got …' unless cond holds."""
     if not cond:
-        shown = json.dumps(got, default=str)
-        if len(shown) > 80:
-            shown = shown[:77] + "..."
-        raise FormatError(f"{where}: expected {expected}, got {shown}")
+        raise FormatError(f"{where}: expected {expected}, got {preview(got)}")
+
+
+def preview(value: Any, limit: int = PREVIEW_CHARS) -> str:
+    """JSON-like text of `value` cut at about `limit` characters.
+
+    Its cost is bounded by `limit`, not by the value: a YAML alias bomb is a small document whose value,
+    written out in full, is billions of characters long.
+    """
+    out: list[str] = []
+    used = 0
+    for piece in _pieces(value, limit):
+        out.append(piece)
+        used += len(piece)
+        if used > limit:
+            return "".join(out)[: max(limit - 3, 0)] + "..."
+    return "".join(out)
+
+
+def _pieces(value: Any, limit: int) -> Iterator[str]:
+    if isinstance(value, dict):
+        yield "{"
+        for i, (key, item) in enumerate(value.items()):
+            yield (", " if i else "") + json.dumps(str(key)[: limit + 1]) + ": "
+            yield from _pieces(item, limit)
+        yield "}"
+    elif isinstance(value, list | tuple):
+        yield "["
+        for i, item in enumerate(value):
+            if i:
+                yield ", "
+            yield from _pieces(item, limit)
+        yield "]"
+    elif isinstance(value, str):
+        yield json.dumps(value[: limit + 1])
+    elif value is None or isinstance(value, bool | float):
+        yield json.dumps(value)
+    elif isinstance(value, int):
+        # str() of an int beyond Python's digit limit raises; its size says enough.
+        yield str(value) if value.bit_length() < 4000 else f"<an integer of {value.bit_length()} bits>"
+    else:
+        yield json.dumps(str(value)[: limit + 1])
 
 
 _set_attribute = object.__setattr__

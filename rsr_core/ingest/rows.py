@@ -7,7 +7,8 @@ few Arrow buffers rather than as thousands of model objects.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import pyarrow as pa
 
@@ -29,6 +30,8 @@ class Rows:
     """Rows of this trajectory in each table."""
     trajectory_id: str
     """The id the rows were built with."""
+    overrides: dict[str, Any] = field(default_factory=dict)
+    """Trajectory-table values set after the rows were built (an instruction filled in from its task)."""
 
     @property
     def steps(self) -> int:
@@ -41,9 +44,10 @@ class Rows:
         for name in TABLES:
             part = self.tables[name].slice(self.offsets[name], self.lengths[name])
             if trajectory_id != self.trajectory_id:
-                idx = part.schema.get_field_index("trajectory_id")
-                field = part.schema.field(idx)
-                part = part.set_column(idx, field, pa.array([trajectory_id] * part.num_rows, field.type))
+                part = _set(part, "trajectory_id", trajectory_id)
+            if name == "trajectories":
+                for column, value in self.overrides.items():
+                    part = _set(part, column, value)
             out[name] = part
         return out
 
@@ -52,6 +56,13 @@ class Rows:
         return self.tables is other.tables and all(
             self.offsets[n] == other.offsets[n] + other.lengths[n] for n in TABLES
         )
+
+
+def _set(part: pa.Table, column: str, value: Any) -> pa.Table:
+    """`part` with every row's `column` set to `value`."""
+    idx = part.schema.get_field_index(column)
+    column_field = part.schema.field(idx)
+    return part.set_column(idx, column_field, pa.array([value] * part.num_rows, column_field.type))
 
 
 def build_rows(trajectories: list[Trajectory]) -> list[Rows]:
@@ -89,7 +100,7 @@ def gather(rows: list[tuple[Rows, str]]) -> dict[str, pa.Table]:
             parts.append({n: run_start.tables[n].slice(run_start.offsets[n], run_lengths[n]) for n in TABLES})
 
     for r, trajectory_id in rows:
-        if trajectory_id != r.trajectory_id:
+        if trajectory_id != r.trajectory_id or r.overrides:
             close()
             run_start = run_last = None
             parts.append(r.take(trajectory_id))

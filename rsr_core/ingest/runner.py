@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import gc
+import json
 import os
 from collections import deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -14,12 +14,14 @@ import pyarrow as pa
 
 from rsr_core.ingest.atif import carried_hash, is_atif, parse_atif
 from rsr_core.ingest.detect import EXPECTED, Unit, detect_units
+from rsr_core.ingest.fs import read_input
 from rsr_core.ingest.harbor import read_trial
 from rsr_core.ingest.provenance import carried_verdicts
 from rsr_core.ingest.reading import FormatError, parse_json_bytes, sha256
 from rsr_core.ingest.rows import Rows, build_rows, gather
 from rsr_core.ingest.tasks import content_hash, read_harbor_task, read_tb1_task
 from rsr_core.ingest.tb1 import read_tb1_trial
+from rsr_core.ingest.workers import parser_pool
 from rsr_core.models import IngestError, IngestReport, Review, Task, Trajectory, TransferVerdict
 from rsr_core.store.export_queries import store_carried_verdicts
 from rsr_core.store.store import Store
@@ -29,6 +31,7 @@ BATCH_FILES = 500
 PARALLEL_MIN_UNITS = 64
 # Units parsed per worker call: their rows travel back as one set of Arrow tables.
 CHUNK_UNITS = 32
+MAX_ERROR_CHARS = 600
 
 
 @dataclass
@@ -45,8 +48,8 @@ class Parsed:
     rows: Rows | None = None
 
 
-def _read_atif(path: Path, harness: str | None, kind: str | None) -> tuple[Trajectory, dict]:
-    data = path.read_bytes()
+def _read_atif(path: Path, root: Path, harness: str | None, kind: str | None) -> tuple[Trajectory, dict]:
+    data = read_input(path, root, path.name)
     obj = parse_json_bytes(data, "ATIF JSON")
     if not is_atif(obj):
         if isinstance(obj, dict) and "schema_version" in obj:
@@ -63,30 +66,53 @@ def _read_atif(path: Path, harness: str | None, kind: str | None) -> tuple[Traje
 
 
 def parse_unit(unit: Unit, harness: str | None = None, kind: str | None = None) -> Parsed:
-    """Parse one unit; never raises for bad input (the error is returned)."""
+    """Parse one unit; never raises for bad input (the error is returned, one line, bounded)."""
     if unit.kind == "error":
         return Parsed(unit, error=unit.error)
     try:
-        if unit.kind in ("harbor_task", "tb1_task"):
-            task = read_harbor_task(unit.path) if unit.kind == "harbor_task" else read_tb1_task(unit.path)
-            return Parsed(unit, task=task, task_hash=content_hash(unit.path))
-        if unit.kind == "harbor_trial":
-            traj = read_trial(unit.path, harness, kind)
-        elif unit.kind == "tb1_trial":
-            traj = read_tb1_trial(unit.path, harness, kind)
-        else:
-            traj, rsr = _read_atif(unit.path, harness, kind)
-            transfer, reviews = carried_verdicts(rsr, traj.trajectory_id)
-            traj.origin = str(unit.path)
-            return Parsed(unit, trajectory=traj, transfer=transfer, reviews=reviews)
-        traj.origin = str(unit.path)
-        return Parsed(unit, trajectory=traj)
+        return _parse(unit, harness, kind)
     except FormatError as exc:
-        return Parsed(unit, error=str(exc))
+        return Parsed(unit, error=one_line(str(exc)))
     except OSError as exc:
-        return Parsed(unit, error=f"cannot read: {exc.strerror or exc}")
+        return Parsed(unit, error=one_line(f"cannot read: {exc.strerror or exc}"))
     except RecursionError:
-        return Parsed(unit, error="JSON nested too deeply")
+        return Parsed(unit, error="nested too deeply")
+    except ValueError as exc:  # a model refusing a value (pydantic's ValidationError is a ValueError)
+        return Parsed(unit, error=one_line(f"invalid value: {_first_line(exc)}"))
+    except Exception as exc:  # noqa: BLE001 - a stranger's file must not end the ingest of the others
+        return Parsed(unit, error=one_line(f"could not be read ({type(exc).__name__}): {exc}"))
+
+
+def _parse(unit: Unit, harness: str | None, kind: str | None) -> Parsed:
+    root = unit.root or (unit.path if unit.kind != "atif" else unit.path.parent)
+    if unit.kind in ("harbor_task", "tb1_task"):
+        task = read_harbor_task(unit.path) if unit.kind == "harbor_task" else read_tb1_task(unit.path)
+        return Parsed(unit, task=task, task_hash=content_hash(unit.path))
+    if unit.kind == "harbor_trial":
+        traj = read_trial(unit.path, harness, kind, root)
+    elif unit.kind == "tb1_trial":
+        traj = read_tb1_trial(unit.path, harness, kind, root)
+    else:
+        traj, rsr = _read_atif(unit.path, root, harness, kind)
+        transfer, reviews = carried_verdicts(rsr, traj.trajectory_id)
+        traj.origin = str(unit.path)
+        return Parsed(unit, trajectory=traj, transfer=transfer, reviews=reviews)
+    traj.origin = str(unit.path)
+    return Parsed(unit, trajectory=traj)
+
+
+def one_line(message: str, limit: int = MAX_ERROR_CHARS) -> str:
+    """An error as one line of bounded length."""
+    flat = " ".join(message.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+def _first_line(exc: Exception) -> str:
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        first = errors()[0]
+        return f"{'.'.join(str(x) for x in first['loc'])}: {first['msg']}"
+    return str(exc)
 
 
 def parse_chunk(units: list[Unit], harness: str | None = None, kind: str | None = None) -> list[Parsed]:
@@ -127,7 +153,7 @@ def _parse_all(units: list[Unit], harness: str | None, kind: str | None, workers
             yield from parse_chunk(chunk, harness, kind)
         return
     # A bounded window of chunks in flight: parsed rows never pile up faster than they are written.
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    with parser_pool(workers) as pool:
         pending: deque = deque()
         for chunk in chunks:
             pending.append(pool.submit(parse_chunk, chunk, harness, kind))
@@ -147,6 +173,7 @@ class Ingestor:
         self._pending_steps = 0
         self._seen: dict[str, str] = {}
         self._on_progress = on_progress
+        self._instructions: dict[str, str | None] = {}
 
     def run(
         self,
@@ -156,7 +183,8 @@ class Ingestor:
         workers: int | None = None,
     ) -> IngestReport:
         """Ingest every unit under `paths`."""
-        units = detect_units(paths)
+        # Task directories first: a trajectory parsed later can then take its instruction from its task.
+        units = sorted(detect_units(paths), key=lambda u: u.kind not in ("harbor_task", "tb1_task"))
         workers = workers if workers is not None else min(4, os.cpu_count() or 1)
         for done, parsed in enumerate(_parse_all(units, harness, kind, workers), 1):
             self.report.files += 1
@@ -177,14 +205,37 @@ class Ingestor:
     def _store_task(self, parsed: Parsed) -> None:
         known = self.store.known_task_ids([parsed.task.task_id])
         status = self.store.write_task(parsed.task, parsed.task_hash)
+        self._instructions[parsed.task.task_id] = parsed.task.instruction
         if status == "added" and not known:
             self.report.tasks_added += 1
 
     def _queue(self, parsed: Parsed) -> None:
+        if parsed.unit.kind == "tb1_trial":
+            self._task_instruction(parsed)
         self._pending.append(parsed)
         self._pending_steps += parsed.rows.steps
         if self._pending_steps >= BATCH_STEPS or len(self._pending) >= BATCH_FILES:
             self._flush()
+
+    def _task_instruction(self, parsed: Parsed) -> None:
+        """A Terminal-Bench run whose results.json has no instruction takes its known task's (which is surer
+        than one read out of a prompt)."""
+        traj = parsed.trajectory
+        if traj.extra.get("instruction_source") == "results.json" or not traj.task_id:
+            return
+        if traj.task_id not in self._instructions:
+            task = self.store.get_task(traj.task_id)
+            known = task is not None and task.source_format != "trajectory-only"
+            self._instructions[traj.task_id] = task.instruction if known else None
+        instruction = self._instructions[traj.task_id]
+        if not instruction:
+            return
+        traj.instruction = instruction
+        traj.extra["instruction_source"] = "task"
+        parsed.rows.overrides = {
+            "instruction": instruction,
+            "extra": json.dumps(traj.extra, ensure_ascii=False, default=str),
+        }
 
     def _flush(self) -> None:
         batch, self._pending, self._pending_steps = self._pending, [], 0

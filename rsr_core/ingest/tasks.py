@@ -1,54 +1,94 @@
-"""Task directories: harbor (`task.toml`) and Terminal-Bench 1 (`task.yaml`) -> Task with hidden files."""
+"""Task directories: harbor (`task.toml`) and Terminal-Bench 1 (`task.yaml`) -> Task with hidden files.
+
+A task directory comes from a stranger and its environment is built into the image an agent works in, so
+nothing in it may reach outside it: a symlink that resolves outside the task (or dangles), or a special
+file, refuses the whole task with the link and where it points. Links inside the task are fine.
+"""
 
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import tomllib
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import yaml
 
 from rsr_core.ingest.control import task_id_of
-from rsr_core.ingest.reading import FormatError, decode_text, expect, read_text
+from rsr_core.ingest.fs import Entry, inside, list_tree, read_input, read_text, real, shown, stream_input
+from rsr_core.ingest.reading import FormatError, decode_text, expect
 from rsr_core.models import Task, TaskFile
 
 MAX_FILE_BYTES = 2_000_000
+"""Task files larger than this are noted by size, not kept."""
+MAX_META_BYTES = 2_000_000
+"""task.toml, task.yaml and instruction.md larger than this refuse the task."""
 _SKIP_DIRS = {"__pycache__", ".git", "node_modules", ".venv"}
 
 
-def _files_under(root: Path, base: Path) -> list[Path]:
-    if root.is_file():
-        return [root]
-    if not root.is_dir():
-        return []
-    return sorted(
-        p
-        for p in root.rglob("*")
-        if p.is_file() and not any(part in _SKIP_DIRS for part in p.relative_to(base).parts)
+def task_tree(directory: Path) -> list[Entry]:
+    """Every entry of a task directory, in path order, after checking that none leads outside it.
+
+    Raises FormatError naming the first link that resolves outside the task (or dangles) or special file."""
+    root = real(directory)
+    entries = sorted(list_tree(directory), key=lambda e: PurePosixPath(e.rel).parts)
+    for entry in entries:
+        if entry.kind == "special":
+            raise FormatError(
+                f"{shown(entry.rel)}: {entry.what}; a task holds only files, directories and links inside it"
+            )
+        if entry.kind != "link":
+            continue
+        where = real(entry.path)
+        if not inside(where, root):
+            raise FormatError(
+                f"{shown(entry.rel)}: symlink to {shown(os.readlink(entry.path))} resolves to {shown(where)}, "
+                "outside the task directory; task refused"
+            )
+        if entry.target is None:
+            raise FormatError(
+                f"{shown(entry.rel)}: dangling symlink to {shown(os.readlink(entry.path))}; task refused"
+            )
+    return entries
+
+
+def _stored(entry: Entry) -> bool:
+    """Files kept with the task: regular files and links to files (dirs behind links are listed where they
+    really are), outside tool and cache directories."""
+    if any(part in _SKIP_DIRS for part in PurePosixPath(entry.rel).parts):
+        return False
+    return entry.kind == "file" or (
+        entry.kind == "link" and entry.target is not None and entry.target.is_file()
     )
 
 
-def _task_file(path: Path, base: Path, role: str) -> TaskFile:
-    data = path.read_bytes()
-    rel = path.relative_to(base).as_posix()
-    if len(data) > MAX_FILE_BYTES:
-        content = f"[file of {len(data)} bytes not kept]"
-    else:
-        try:
-            content = decode_text(data)
-        except FormatError:
-            content = f"[binary file of {len(data)} bytes]"
-    return TaskFile(role=role, path=rel, content=content)
+def _task_file(entry: Entry, directory: Path, role: str) -> TaskFile:
+    size = entry.size if entry.kind == "file" else os.stat(entry.path).st_size
+    if size > MAX_FILE_BYTES:
+        return TaskFile(role=role, path=entry.rel, content=f"[file of {size} bytes not kept]")
+    data = read_input(entry.path, directory, entry.rel, MAX_FILE_BYTES)
+    try:
+        content = decode_text(data)
+    except FormatError:
+        content = f"[binary file of {len(data)} bytes]"
+    return TaskFile(role=role, path=entry.rel, content=content)
 
 
 def content_hash(directory: Path) -> str:
-    """SHA-256 over every file's path and bytes (a changed task directory is stored again)."""
+    """SHA-256 over every file's path and bytes and every link's path and target text (a changed task
+    directory is stored again). Reads nothing outside the task: such a task is refused first."""
     h = hashlib.sha256()
-    for path in _files_under(directory, directory):
-        h.update(path.relative_to(directory).as_posix().encode() + b"\0")
-        h.update(path.read_bytes())
+    for entry in task_tree(directory):
+        if any(part in _SKIP_DIRS for part in PurePosixPath(entry.rel).parts):
+            continue
+        if entry.kind == "file":
+            h.update(entry.rel.encode() + b"\0")
+            for block in stream_input(entry.path, directory, entry.rel):
+                h.update(block)
+        elif entry.kind == "link":
+            h.update(entry.rel.encode() + b"\0->" + os.fsencode(os.readlink(entry.path)))
     return h.hexdigest()
 
 
@@ -96,14 +136,22 @@ def _memory_mb(env: dict) -> int | None:
 
 
 def read_harbor_task(directory: Path) -> Task:
-    """A harbor task: task.toml, instruction.md, environment/, tests/, solution/."""
+    """A harbor task: task.toml, instruction.md, environment/, tests/ (with test.sh), solution/."""
+    entries = task_tree(directory)
+    text = read_text(directory / "task.toml", directory, "task.toml", "TOML", MAX_META_BYTES)
     try:
-        meta = tomllib.loads(read_text(directory / "task.toml", "TOML"))
-    except tomllib.TOMLDecodeError as exc:
-        raise FormatError(f"task.toml: invalid TOML: {exc}") from None
+        meta = tomllib.loads(text)
+    except ValueError as exc:  # TOMLDecodeError, or an integer of too many digits
+        raise FormatError(f"task.toml: invalid TOML: {str(exc)[:200]}") from None
+    except RecursionError:
+        raise FormatError("task.toml: invalid TOML: nested too deeply") from None
     instruction_path = directory / "instruction.md"
     if not instruction_path.is_file():
         raise FormatError("instruction.md: missing; a harbor task needs its public instruction")
+    if not (directory / "tests" / "test.sh").is_file():
+        raise FormatError(
+            "tests/test.sh: missing; a harbor task needs its verifier script (it writes the reward)"
+        )
     section = {k: meta.get(k) or {} for k in ("task", "metadata", "verifier", "agent", "environment")}
     for name, value in section.items():
         expect(isinstance(value, dict), f"task.toml [{name}]", "a table", value)
@@ -123,15 +171,17 @@ def read_harbor_task(directory: Path) -> Task:
     allow = env.get("allow_internet")
     if allow is None and env.get("network_mode") is not None:
         allow = env["network_mode"] not in ("none", "no-network", "disabled")
+    roles = {"environment": "environment", "tests": "test", "solution": "solution"}
     files = [
-        _task_file(p, directory, "environment") for p in _files_under(directory / "environment", directory)
+        _task_file(e, directory, roles[top])
+        for top in roles
+        for e in entries
+        if _stored(e) and PurePosixPath(e.rel).parts[0] == top and "/" in e.rel
     ]
-    files += [_task_file(p, directory, "test") for p in _files_under(directory / "tests", directory)]
-    files += [_task_file(p, directory, "solution") for p in _files_under(directory / "solution", directory)]
     return Task(
         task_id=task_id_of(name),
         name=name,
-        instruction=read_text(instruction_path, "Markdown"),
+        instruction=read_text(instruction_path, directory, "instruction.md", "Markdown", MAX_META_BYTES),
         category=str(md["category"]) if md.get("category") is not None else None,
         difficulty=str(md["difficulty"]) if md.get("difficulty") is not None else None,
         tags=[str(t) for t in tags],
@@ -153,13 +203,11 @@ def read_harbor_task(directory: Path) -> Task:
 
 def read_tb1_task(directory: Path) -> Task:
     """A Terminal-Bench 1 task: task.yaml, Dockerfile, run-tests.sh, tests/, solution.sh|solution.yaml."""
-    try:
-        meta = yaml.safe_load(read_text(directory / "task.yaml", "YAML"))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
-        raise FormatError(f"task.yaml: invalid YAML{where}: {getattr(exc, 'problem', exc)}") from None
+    entries = task_tree(directory)
+    meta = _load_yaml(read_text(directory / "task.yaml", directory, "task.yaml", "YAML", MAX_META_BYTES))
     expect(isinstance(meta, dict), "task.yaml", "a mapping with instruction, difficulty, category", meta)
+    if not (directory / "run-tests.sh").is_file():
+        raise FormatError("run-tests.sh: missing; a Terminal-Bench task needs its test runner")
     instruction = meta.get("instruction")
     if instruction is None and isinstance(meta.get("descriptions"), list) and meta["descriptions"]:
         instruction = meta["descriptions"][0].get("description")  # older TB1 layout
@@ -167,9 +215,10 @@ def read_tb1_task(directory: Path) -> Task:
     tags = meta.get("tags") or []
     expect(isinstance(tags, list), "task.yaml tags", "a list of strings", tags)
     files: list[TaskFile] = []
-    for path in _files_under(directory, directory):
-        rel = path.relative_to(directory)
-        top = rel.parts[0]
+    for entry in entries:
+        if not _stored(entry):
+            continue
+        top = PurePosixPath(entry.rel).parts[0]
         if top == "task.yaml":
             continue
         if top in ("tests", "run-tests.sh"):
@@ -178,7 +227,7 @@ def read_tb1_task(directory: Path) -> Task:
             role = "solution"
         else:
             role = "environment"
-        files.append(_task_file(path, directory, role))
+        files.append(_task_file(entry, directory, role))
     name = meta.get("task_id") if isinstance(meta.get("task_id"), str) else directory.name
     return Task(
         task_id=task_id_of(name),
@@ -193,6 +242,34 @@ def read_tb1_task(directory: Path) -> Task:
         verifier_timeout_sec=_float(meta.get("max_test_timeout_sec"), "task.yaml max_test_timeout_sec"),
         files=files,
     )
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """PyYAML's safe loader without aliases: a task file has no use for them, and a few nested aliases
+    ("billion laughs") make a small file stand for billions of values."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise FormatError(
+                f"task.yaml: line {event.start_mark.line + 1}: YAML alias *{shown(event.anchor)[:40]} "
+                "is not accepted in a task file (expected plain values, no anchors and aliases)"
+            )
+        return super().compose_node(parent, index)
+
+
+def _load_yaml(text: str) -> Any:
+    try:
+        return yaml.load(text, Loader=_StrictLoader)  # a SafeLoader subclass: no arbitrary objects
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
+        problem = str(getattr(exc, "problem", None) or exc)[:200]
+        raise FormatError(f"task.yaml: invalid YAML{where}: {problem}") from None
+    except ValueError as exc:  # e.g. an integer of more digits than Python converts
+        raise FormatError(f"task.yaml: invalid YAML: {str(exc)[:200]}") from None
+    except RecursionError:
+        raise FormatError("task.yaml: invalid YAML: nested too deeply") from None
 
 
 def read_task_dir(directory: Path) -> Task:

@@ -1,21 +1,30 @@
 """Terminal-Bench 1 trials: results.json + agent-logs/episode-N/{prompt.txt, response.txt} -> Trajectory.
 
-One step per episode: the agent's response (Terminus JSON) with the terminal output that the next
-episode's prompt showed as its observation.
+The first step is a user step holding the first episode's prompt (what the model saw first: the instruction
+and the terminal state), then one agent step per episode: the agent's response (Terminus JSON) with the
+terminal output that the next episode's prompt showed as its observation.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any
 
 from rsr_core.harness.protocol import parse_lenient
 from rsr_core.ingest.control import canonical_harness, task_id_of
-from rsr_core.ingest.reading import FormatError, expect, parse_json_bytes, read_json, read_text, sha256
+from rsr_core.ingest.fs import inside, present, read_json, read_text, real
+from rsr_core.ingest.reading import FormatError, expect, sha256
 from rsr_core.models import Step, Trajectory
 
 _EPISODE = re.compile(r"^episode-(\d+)$")
+# Where the instruction sits in the prompt templates of Terminal-Bench's Terminus agents (start, end): an
+# instruction is taken from a prompt only when exactly one template's markers each occur exactly once.
+PROMPT_LAYOUTS = (
+    ("\nInstruction:\n", "\n\nYour response must be a JSON object"),  # Terminus 1, terminus.txt
+    ("\nTask Description:\n", "\n\nCurrent terminal state:"),  # Terminus 2, terminus-json-plain.txt
+)
 
 
 def is_trial_results(obj: Any) -> bool:
@@ -23,36 +32,70 @@ def is_trial_results(obj: Any) -> bool:
     return isinstance(obj, dict) and "task_id" in obj and "trial_name" in obj
 
 
+def instruction_from_prompt(prompt: str) -> str | None:
+    """The task instruction inside a Terminus prompt, when the template's markers make it unambiguous."""
+    text = "\n" + prompt
+    found = []
+    for start, end in PROMPT_LAYOUTS:
+        if text.count(start) == 1 and text.count(end) == 1:
+            begin, stop = text.index(start) + len(start), text.index(end)
+            if begin < stop and text[begin:stop].strip():
+                found.append(text[begin:stop].strip())
+    return found[0] if len(found) == 1 else None
+
+
 def _run_metadata(trial_dir: Path) -> dict:
     for parent in (trial_dir.parent.parent, trial_dir.parent):
         meta = parent / "run_metadata.json"
-        if meta.is_file():
+        if os.path.isfile(meta):
             try:
-                obj, _ = read_json(meta)
-            except FormatError:
-                return {}
+                obj, _ = read_json(meta, parent, "run_metadata.json")
+            except (FormatError, OSError):
+                return {}  # the run's metadata only adds agent and model names
             return obj if isinstance(obj, dict) else {}
     return {}
 
 
-def _episodes(trial_dir: Path) -> list[tuple[int, Path]]:
+def _episodes(trial_dir: Path, root: Path) -> list[tuple[int, Path]]:
     logs = trial_dir / "agent-logs"
-    found = []
-    if logs.is_dir():
-        for child in logs.iterdir():
-            match = _EPISODE.match(child.name)
-            if match and child.is_dir():
-                found.append((int(match.group(1)), child))
+    found: list[tuple[int, Path]] = []
+    if not logs.is_dir():
+        return found
+    if not inside(real(logs), real(root)):
+        raise FormatError(f"agent-logs: symlink to {real(logs)} leaves {root}; not read")
+    for child in logs.iterdir():
+        match = _EPISODE.match(child.name)
+        if match and child.is_dir():
+            found.append((int(match.group(1)), child))
     return sorted(found)
 
 
-def read_tb1_trial(directory: Path, harness: str | None = None, kind: str | None = None) -> Trajectory:
-    """One Terminal-Bench 1 trial directory."""
-    raw = (directory / "results.json").read_bytes()
-    try:
-        result = parse_json_bytes(raw, "Terminal-Bench results.json")
-    except FormatError as exc:
-        raise FormatError(f"results.json: {exc}") from None
+def _episode_texts(trial_dir: Path, root: Path) -> list[tuple[str, str | None]]:
+    """(response, prompt) of every episode in order."""
+    texts = []
+    for n, ep in _episodes(trial_dir, root):
+        response = ep / "response.txt"
+        if not present(response) and present(ep / "response.json"):
+            response = ep / "response.json"
+        prompt = ep / "prompt.txt"
+        where = f"agent-logs/episode-{n}"
+        resp_text = read_text(response, root, f"{where}/{response.name}") if present(response) else ""
+        prompt_text = read_text(prompt, root, f"{where}/prompt.txt") if present(prompt) else None
+        texts.append((resp_text, prompt_text))
+    return texts
+
+
+def read_tb1_trial(
+    directory: Path, harness: str | None = None, kind: str | None = None, root: Path | None = None
+) -> Trajectory:
+    """One Terminal-Bench 1 trial directory; files are read only where they resolve inside `root` (default:
+    the trial directory).
+
+    The instruction comes from results.json, else from the first prompt when its template makes it
+    unambiguous (`extra.instruction_source` says which); the ingest may still fill it from a known task.
+    """
+    root = root or directory
+    result, raw = read_json(directory / "results.json", root, "results.json", "Terminal-Bench results.json")
     expect(isinstance(result, dict), "results.json", "an object with task_id and trial_name", result)
     expect(isinstance(result.get("task_id"), str), "results.json task_id", "a string", result.get("task_id"))
     expect(
@@ -69,28 +112,20 @@ def read_tb1_trial(directory: Path, harness: str | None = None, kind: str | None
         resolved,
     )
     meta = _run_metadata(directory)
-    episodes = _episodes(directory)
-    texts: list[tuple[str, str | None]] = []
+    texts = _episode_texts(directory, root)
     hash_parts: list[bytes | str] = [raw]
-    for n, ep in episodes:
-        response = ep / "response.txt"
-        if not response.is_file() and (ep / "response.json").is_file():
-            response = ep / "response.json"
-        prompt = ep / "prompt.txt"
-        try:
-            resp_text = read_text(response) if response.is_file() else ""
-            prompt_text = read_text(prompt) if prompt.is_file() else None
-        except FormatError as exc:
-            raise FormatError(f"agent-logs/episode-{n}: {exc}") from None
-        texts.append((resp_text, prompt_text))
+    for resp_text, prompt_text in texts:
         hash_parts += [resp_text, prompt_text or ""]
+    first_prompt = texts[0][1] if texts else None
     steps = []
+    if first_prompt is not None:
+        steps.append(Step(index=1, source="user", message=first_prompt))
     for i, (resp_text, _) in enumerate(texts):
         parsed = parse_lenient(resp_text)
         observation = texts[i + 1][1] if i + 1 < len(texts) else None
         steps.append(
             Step(
-                index=i + 1,
+                index=len(steps) + 1,
                 source="agent",
                 message=resp_text,
                 analysis=parsed.analysis if parsed else None,
@@ -100,6 +135,7 @@ def read_tb1_trial(directory: Path, harness: str | None = None, kind: str | None
                 task_complete=parsed.task_complete if parsed else False,
             )
         )
+    instruction, instruction_source = _instruction(result, first_prompt)
     agent_name = meta.get("agent_name") if isinstance(meta.get("agent_name"), str) else None
     reward = None if resolved is None else (1.0 if resolved else 0.0)
     return Trajectory(
@@ -110,7 +146,7 @@ def read_tb1_trial(directory: Path, harness: str | None = None, kind: str | None
         agent_name=agent_name,
         model=meta.get("model_name") if isinstance(meta.get("model_name"), str) else None,
         reward=reward,
-        instruction=result.get("instruction") if isinstance(result.get("instruction"), str) else None,
+        instruction=instruction,
         started_at=result.get("trial_started_at") or result.get("agent_started_at"),
         finished_at=result.get("trial_ended_at") or result.get("agent_ended_at"),
         exception=result.get("failure_mode")
@@ -123,5 +159,15 @@ def read_tb1_trial(directory: Path, harness: str | None = None, kind: str | None
             k: result[k]
             for k in ("failure_mode", "parser_results", "total_input_tokens", "total_output_tokens", "run_id")
             if result.get(k) is not None
-        },
+        }
+        | ({"instruction_source": instruction_source} if instruction_source else {}),
     )
+
+
+def _instruction(result: dict, first_prompt: str | None) -> tuple[str | None, str | None]:
+    """(instruction, where it came from: results.json or prompt)."""
+    given = result.get("instruction")
+    if isinstance(given, str) and given.strip():
+        return given, "results.json"
+    extracted = instruction_from_prompt(first_prompt) if first_prompt else None
+    return (extracted, "prompt") if extracted else (None, None)

@@ -163,7 +163,8 @@ def tb1_run() -> None:
     eps = [
         ({"state_analysis": "empty dir", "explanation": "write the file",
           "commands": [{"keystrokes": "echo 'Hello, world!' > hello.txt\n", "is_blocking": True,
-                        "timeout_sec": 5}], "is_task_complete": False}, "Task: Create hello.txt ..."),
+                        "timeout_sec": 5}], "is_task_complete": False},
+         terminus1_prompt("Create hello.txt containing Hello, world!", "root@c0ffee:/app# ")),
         ({"analysis": "check", "plan": "cat it", "commands": [{"keystrokes": "cat hello.txt\n", "duration": 0.1}],
           "task_complete": False}, "$ echo 'Hello, world!' > hello.txt\n$ "),
         ({"analysis": "done", "plan": "finish", "commands": [], "task_complete": True},
@@ -172,7 +173,24 @@ def tb1_run() -> None:
     for i, (resp, prompt) in enumerate(eps):
         write(trial / "agent-logs" / f"episode-{i}" / "response.txt", json.dumps(resp, indent=1))
         write(trial / "agent-logs" / f"episode-{i}" / "prompt.txt", prompt)
-    # steps 3, commands 2
+    # steps 4 (a user step with episode-0's prompt, then one agent step per episode), commands 2
+
+
+def terminus1_prompt(instruction: str, terminal: str) -> str:
+    """The first prompt Terminal-Bench's Terminus 1 sends (terminus.txt, the JSON schema abridged)."""
+    schema = json.dumps({"title": "CommandBatchResponse", "type": "object",
+                         "required": ["state_analysis", "explanation", "commands", "is_task_complete"]}, indent=2)
+    return (
+        "You are an AI assistant tasked with solving command-line tasks in a Linux environment. You will be given "
+        "a task instruction and the output from previously executed commands. Your goal is to solve the task by "
+        "providing batches of shell commands.\n\nFor each response:\n1. Analyze the current state based on any "
+        "terminal output provided\n2. Determine the next set of commands needed to make progress\n3. Decide if "
+        "you need to see the output of these commands before proceeding\n\n"
+        f"Instruction:\n{instruction}\n\nYour response must be a JSON object that matches this schema:\n\n"
+        f"{schema}\n\nDon't include markdown formatting.\n\nNote that you operate directly on the terminal from "
+        "inside a tmux session. Use tmux keystrokes like `C-x` or `Escape` to interactively navigate the terminal."
+        f"\n\nThe current terminal state is:\n{terminal}"
+    )
 
 
 # --- task directories -------------------------------------------------------------------------------

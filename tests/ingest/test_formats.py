@@ -14,7 +14,7 @@ def test_whole_fixture_tree_counts(store, data_dir):
     assert store.summary() == {
         "tasks": 3,
         "trajectories": {"discovery": 7, "rewrite": 1, "eval": 0},
-        "steps": 29,
+        "steps": 30,
         "commands": 14,
     }
 
@@ -24,7 +24,7 @@ def test_second_ingest_adds_nothing(file_store, data_dir):
     second = ingest_paths(file_store, [data_dir])
     assert first.trajectories_added == 8
     assert second.trajectories_added == 0 and second.duplicates == 8 and second.tasks_added == 0
-    assert file_store.summary()["steps"] == 29
+    assert file_store.summary()["steps"] == 30
 
 
 def test_atif_steps_commands_and_harness_control(store, data_dir):
@@ -78,10 +78,15 @@ def test_terminal_bench_run(store, data_dir):
     (row,) = store.list_trajectories(TrajectoryFilter(task_id="hello-world"))
     traj = store.get_trajectory(row["trajectory_id"])
     assert traj.harness == "terminus" and traj.model == "model-c" and traj.reward == 1.0
-    assert len(traj.steps) == 3
-    assert traj.steps[0].analysis == "empty dir" and traj.steps[0].commands[0].duration == 5
-    assert traj.steps[0].observation.startswith("$ echo")  # the next episode's prompt
-    assert traj.steps[2].task_complete and traj.steps[2].observation is None
+    assert [s.source for s in traj.steps] == ["user", "agent", "agent", "agent"]
+    # The first step is what the model saw first: episode-0's prompt, instruction and terminal state.
+    assert "Instruction:\nCreate hello.txt" in traj.steps[0].message
+    assert traj.steps[0].message.endswith("root@c0ffee:/app# ")
+    assert traj.instruction == "Create hello.txt containing Hello, world!"
+    assert traj.extra["instruction_source"] == "results.json"
+    assert traj.steps[1].analysis == "empty dir" and traj.steps[1].commands[0].duration == 5
+    assert traj.steps[1].observation.startswith("$ echo")  # the next episode's prompt
+    assert traj.steps[3].task_complete and traj.steps[3].observation is None
     assert store.commands(traj.trajectory_id) == ["echo 'Hello, world!' > hello.txt", "cat hello.txt"]
 
 

@@ -1,0 +1,202 @@
+"""Touching a stranger's corpus on disk.
+
+Reads stay inside a root (a symlink that resolves outside it is refused, never followed), only regular files
+are opened (opening a FIFO would block), and a file is read whole only below a size limit. Trees are listed
+without following links, so a link loop costs nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from rsr_core.ingest.reading import FormatError, decode_text, parse_json_bytes
+
+MAX_INPUT_BYTES = 256 * 2**20
+"""The largest file read into memory and parsed (JSON parsing needs several times the file's size)."""
+SHOWN_PATH_CHARS = 300
+_SPECIAL = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISDIR, "a directory"),
+)
+
+
+def kind_of(mode: int) -> str:
+    """What a file of this mode is, for messages ("a FIFO", "a socket", …, "a regular file")."""
+    for test, name in _SPECIAL:
+        if test(mode):
+            return name
+    return "a regular file" if stat.S_ISREG(mode) else "not a regular file"
+
+
+def shown(path: Path | str) -> str:
+    """A path for a message, cut so that a hostile name cannot flood it."""
+    text = str(path)
+    return text if len(text) <= SHOWN_PATH_CHARS else text[: SHOWN_PATH_CHARS - 3] + "..."
+
+
+def size_text(n: int) -> str:
+    """1,234,567 bytes as '1.2 MB'."""
+    for unit, scale in (("GB", 2**30), ("MB", 2**20), ("KB", 2**10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} bytes"
+
+
+def real(path: Path | str) -> Path:
+    """The path with every symlink resolved (the path itself when a link dangles or loops)."""
+    return Path(os.path.realpath(path))
+
+
+def inside(path: Path, root: Path) -> bool:
+    """Is the resolved `path` the resolved `root` or under it?"""
+    return path == root or path.is_relative_to(root)
+
+
+def read_input(path: Path, root: Path, name: str | None = None, limit: int = MAX_INPUT_BYTES) -> bytes:
+    """The bytes of a regular file that resolves inside `root`, or a FormatError that says why not.
+
+    `name` is how messages call the file (default: its path relative to `root`)."""
+    name = name or _relative(path, root)
+    target = real(path)
+    if not inside(target, real(root)):
+        raise FormatError(f"{name}: symlink to {shown(target)} leaves {shown(root)}; not read")
+    try:
+        # O_NONBLOCK: a FIFO would otherwise block the open until a writer comes; O_NOFOLLOW: the resolved
+        # path must not have become a link since it was checked.
+        fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise FormatError(f"{name}: missing (a dangling symlink?)") from None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise FormatError(f"{name}: {kind_of(info.st_mode)}, not a regular file; not read")
+        if info.st_size > limit:
+            raise FormatError(_too_large(name, info.st_size, limit))
+        data = handle.read(limit + 1)
+    if len(data) > limit:  # it grew while being read
+        raise FormatError(_too_large(name, len(data), limit))
+    return data
+
+
+def read_text(
+    path: Path, root: Path, name: str | None = None, what: str = "text", limit: int = MAX_INPUT_BYTES
+) -> str:
+    """A UTF-8 text file read with `read_input`; every error starts with the file's name."""
+    name = name or _relative(path, root)
+    data = read_input(path, root, name, limit)
+    try:
+        return decode_text(data, what)
+    except FormatError as exc:
+        raise FormatError(f"{name}: {exc}") from None
+
+
+def read_json(path: Path, root: Path, name: str | None = None, what: str = "JSON") -> tuple[Any, bytes]:
+    """A JSON file read with `read_input`: the value and the raw bytes (for content hashing)."""
+    name = name or _relative(path, root)
+    data = read_input(path, root, name)
+    try:
+        return parse_json_bytes(data, what), data
+    except FormatError as exc:
+        raise FormatError(f"{name}: {exc}") from None
+
+
+def stream_input(path: Path, root: Path, name: str, chunk: int = 2**20) -> Iterator[bytes]:
+    """The bytes of a regular file inside `root` in chunks (for hashing files of any size)."""
+    target = real(path)
+    if not inside(target, real(root)):
+        raise FormatError(f"{name}: symlink to {shown(target)} leaves {shown(root)}; not read")
+    fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as handle:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise FormatError(f"{name}: {kind_of(mode)}, not a regular file; not read")
+        while block := handle.read(chunk):
+            yield block
+
+
+def present(path: Path) -> bool:
+    """Is there anything at `path` (a dangling link included, so that reading it reports it)?"""
+    return os.path.lexists(path)
+
+
+def _too_large(name: str, size: int, limit: int) -> str:
+    return (
+        f"{name}: file of {size_text(size)} ({size:,} bytes) is larger than the limit of "
+        f"{size_text(limit)} ({limit:,} bytes) for a file read in memory; not read"
+    )
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return path.relative_to(root).as_posix() or path.name
+    except ValueError:
+        return shown(path)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One thing found in a tree listed without following links."""
+
+    rel: str
+    """Path relative to the tree's root, with / separators."""
+    path: Path
+    """The path as listed (under the root as given)."""
+    kind: Literal["file", "dir", "link", "special"]
+    """What lstat says it is."""
+    size: int
+    """Size in bytes (regular files)."""
+    target: Path | None = None
+    """For a link: where it resolves (None when it dangles or loops)."""
+    what: str = ""
+    """For a special file: what it is ("a FIFO", …)."""
+
+
+def list_tree(root: Path) -> list[Entry]:
+    """Every entry under `root` in a stable order, links listed (with their resolved target), never followed.
+
+    An unreadable directory is a FormatError naming it."""
+    out: list[Entry] = []
+    stack = [(root, "")]
+    while stack:
+        directory, prefix = stack.pop()
+        try:
+            with os.scandir(directory) as it:
+                children = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            raise FormatError(f"{prefix or '.'}: cannot read directory: {exc.strerror}") from None
+        subdirs = []
+        for child in children:
+            rel = f"{prefix}{child.name}"
+            path = Path(child.path)
+            try:
+                info = child.stat(follow_symlinks=False)
+            except OSError as exc:
+                raise FormatError(f"{rel}: cannot read: {exc.strerror}") from None
+            mode = info.st_mode
+            if stat.S_ISLNK(mode):
+                out.append(Entry(rel, path, "link", 0, _link_target(path)))
+            elif stat.S_ISDIR(mode):
+                out.append(Entry(rel, path, "dir", 0))
+                subdirs.append((path, rel + "/"))
+            elif stat.S_ISREG(mode):
+                out.append(Entry(rel, path, "file", info.st_size))
+            else:
+                out.append(Entry(rel, path, "special", 0, what=kind_of(mode)))
+        stack.extend(reversed(subdirs))
+    return out
+
+
+def _link_target(path: Path) -> Path | None:
+    try:
+        os.stat(path)  # follows: fails when the link dangles or loops
+    except OSError:
+        return None
+    return real(path)
