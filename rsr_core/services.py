@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from functools import cached_property
 
 import docker
@@ -16,16 +17,27 @@ from rsr_core.store import Store
 class Services:
     """Lazily built, shared services; nothing is connected until first used."""
 
-    def __init__(self, settings: Settings, store: Store | None = None, llm: LLMClient | None = None):
+    def __init__(
+        self,
+        settings: Settings,
+        store: Store | None = None,
+        llm: LLMClient | None = None,
+        db_wait_s: float | None = None,
+    ):
         self.settings = settings
         self._store = store
         self._llm = llm
+        self.db_wait_s = settings.db_wait_s if db_wait_s is None else db_wait_s
 
     @property
     def store(self) -> Store:
-        """The DuckDB store (this process becomes its writer)."""
+        """The DuckDB store (opened per use; a wait for another process is reported on stderr)."""
         if self._store is None:
-            self._store = Store(self.settings.db_path)
+            self._store = Store(
+                self.settings.db_path,
+                wait_s=self.db_wait_s,
+                on_wait=lambda m: print(f"rsr: {m}", file=sys.stderr, flush=True),
+            )
         return self._store
 
     @property

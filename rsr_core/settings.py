@@ -37,6 +37,11 @@ class Settings(BaseModel):
     """Runtime configuration, read once from the environment."""
 
     db_path: str = Field("data/rsr.duckdb", description="DuckDB file of the studio (RSR_DB).")
+    db_wait_s: float = Field(
+        30.0,
+        ge=0,
+        description="Seconds a command waits for the database while another process uses it (RSR_DB_WAIT).",
+    )
     llm_base_url: str | None = Field(None, description="OpenAI-compatible endpoint (RSR_LLM_BASE_URL).")
     api_key: str | None = Field(
         None, description="API key for the endpoint (OPENAI_API_KEY); never displayed."
@@ -46,7 +51,14 @@ class Settings(BaseModel):
     critic_model: str | None = Field(None, description="Critic model override (RSR_CRITIC_MODEL).")
     executor_model: str | None = Field(None, description="Executor model override (RSR_EXECUTOR_MODEL).")
     llm_timeout_s: float = Field(120.0, description="Per-request timeout in seconds (RSR_LLM_TIMEOUT).")
-    llm_max_retries: int = Field(5, description="Retries on 429/5xx/timeouts (RSR_LLM_MAX_RETRIES).")
+    llm_max_retries: int = Field(
+        5, description="Retries on 429/5xx/timeouts and malformed answers (RSR_LLM_MAX_RETRIES)."
+    )
+    llm_max_answer_bytes: int = Field(
+        1_000_000,
+        gt=0,
+        description="Longest model answer kept; longer ones are cut (RSR_LLM_MAX_ANSWER_BYTES).",
+    )
     image_map: dict[str, str] = Field(
         default_factory=lambda: dict(DEFAULT_IMAGE_MAP),
         description="Base images that cannot be pulled, mapped to local images (RSR_IMAGE_MAP).",
@@ -83,6 +95,7 @@ class Settings(BaseModel):
         values: dict[str, object] = {}
         simple = {
             "RSR_DB": "db_path",
+            "RSR_DB_WAIT": "db_wait_s",
             "RSR_LLM_BASE_URL": "llm_base_url",
             "OPENAI_API_KEY": "api_key",
             "RSR_MODEL": "model",
@@ -91,6 +104,7 @@ class Settings(BaseModel):
             "RSR_EXECUTOR_MODEL": "executor_model",
             "RSR_LLM_TIMEOUT": "llm_timeout_s",
             "RSR_LLM_MAX_RETRIES": "llm_max_retries",
+            "RSR_LLM_MAX_ANSWER_BYTES": "llm_max_answer_bytes",
             "RSR_BASE_IMAGE": "base_image",
             "RSR_CACHE_DIR": "cache_dir",
             "RSR_DEBIAN_MIRROR": "debian_mirror",

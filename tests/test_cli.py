@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 from rsr_core.cli import build_parser, main
+from rsr_core.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -72,35 +74,67 @@ def test_stats_and_show_through_the_console_script(tmp_path, data_dir):
     assert missing.returncode == 1 and "no trajectory" in missing.stderr
 
 
-def test_second_process_gets_a_clear_busy_message(tmp_path):
-    db = tmp_path / "busy.duckdb"
+def _hold(db: Path, seconds: float) -> subprocess.Popen:
+    """Another process that keeps the database open for `seconds` (as a long export or a stuck tool would)."""
     holder = subprocess.Popen(
         [
             sys.executable,
             "-c",
-            f"from rsr_core.store import Store; s = Store({str(db)!r}); import time; "
-            "print('ready', flush=True); time.sleep(30)",
+            f"from rsr_core.store import Store; s = Store({str(db)!r}); c = s.cursor(); import time; "
+            f"print('ready', flush=True); time.sleep({seconds}); s.close(); print('released', flush=True); "
+            "time.sleep(60)",
         ],
         stdout=subprocess.PIPE,
         text=True,
     )
+    assert holder.stdout.readline().strip() == "ready"
+    return holder
+
+
+def _ingest(db: Path, wait: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rsr_core.cli",
+            "ingest",
+            str(ROOT / "tests" / "data" / "atif"),
+            "--db",
+            str(db),
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "RSR_DB_WAIT": wait},
+        timeout=120,
+    )
+
+
+def test_nobody_holds_the_database_between_uses(tmp_path):
+    db = tmp_path / "shared.duckdb"
+    store = Store(db)  # a long-lived process, like the app: it does not keep the file open
+    assert store.summary()["tasks"] == 0
+    res = _ingest(db, "5")
+    assert res.returncode == 0, res.stderr
+    assert sum(store.summary()["trajectories"].values()) == 3  # the other process's writes are visible
+
+
+def test_a_writer_waits_for_a_holder_with_a_bounded_reported_wait(tmp_path):
+    db = tmp_path / "busy.duckdb"
+    holder = _hold(db, 60)
     try:
-        assert holder.stdout.readline().strip() == "ready"
-        res = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "rsr_core.cli",
-                "ingest",
-                str(ROOT / "tests" / "data" / "atif"),
-                "--db",
-                str(db),
-            ],
-            capture_output=True,
-            text=True,
-        )
+        res = _ingest(db, "1")
         assert res.returncode == 2
-        assert "is in use by PID" in res.stderr and str(holder.pid) in res.stderr
+        line = res.stderr.strip().splitlines()[-1]
+        assert "is in use by PID" in line and str(holder.pid) in line and "waited 1 s" in line
+        assert "waiting for" in res.stderr  # the wait was reported before it gave up
+    finally:
+        holder.kill()
+        holder.wait()
+    holder = _hold(db, 2)
+    try:
+        res = _ingest(db, "60")
+        assert res.returncode == 0, res.stderr
+        assert "waiting for" in res.stderr and "3 trajectories added" in res.stdout
     finally:
         holder.kill()
         holder.wait()

@@ -1,5 +1,16 @@
 """Command modules of `rsr`; each exposes `register(subparsers)`."""
 
-from rsr_core.commands import analysis, browse, demo, discover, export, ingest, rewrite, sandbox, stats
+from rsr_core.commands import (
+    analysis,
+    browse,
+    demo,
+    discover,
+    export,
+    ingest,
+    rewrite,
+    runbooks,
+    sandbox,
+    stats,
+)
 
-COMMAND_MODULES = [ingest, stats, browse, analysis, export, discover, rewrite, sandbox, demo]
+COMMAND_MODULES = [ingest, stats, browse, analysis, export, discover, rewrite, runbooks, sandbox, demo]

@@ -72,9 +72,9 @@ def similarity(args: argparse.Namespace, settings: Settings) -> int:
     from rsr_core.analysis.similarity import score_pairs, summarise
     from rsr_core.store import analysis_queries
 
-    cur = open_store(args, settings, read_only=True).cursor()
-    rewrites = analysis_queries.passed_rewrites(cur, args.task)
-    commands = analysis_queries.passed_rewrite_commands(cur, args.task)
+    with open_store(args, settings, read_only=True).reading() as cur:
+        rewrites = analysis_queries.passed_rewrites(cur, args.task)
+        commands = analysis_queries.passed_rewrite_commands(cur, args.task)
     payload = summarise(score_pairs(rewrites, commands, [args.metric]), args.metric)
     lines = [f"metric {args.metric}"]
     for side in ("same_runbook", "cross_runbook"):
@@ -94,8 +94,8 @@ def passk(args: argparse.Namespace, settings: Settings) -> int:
     from rsr_core.analysis.passk import pass_at_k_groups
     from rsr_core.store import analysis_queries
 
-    cur = open_store(args, settings, read_only=True).cursor()
-    runs = analysis_queries.runs_for_pass_at_k(cur, args.kind)
+    with open_store(args, settings, read_only=True).reading() as cur:
+        runs = analysis_queries.runs_for_pass_at_k(cur, args.kind)
     payload = {"k": args.k, "groups": pass_at_k_groups(runs, args.k, args.by)}
     lines = []
     for g in payload["groups"]:

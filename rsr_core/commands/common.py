@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from rsr_core.settings import Settings
-from rsr_core.store import Store, StoreBusyError
+from rsr_core.store import Store
 
 
 def add_db(parser: argparse.ArgumentParser) -> None:
@@ -22,21 +22,13 @@ def add_json(parser: argparse.ArgumentParser) -> None:
 
 
 def open_store(args: argparse.Namespace, settings: Settings, read_only: bool = False) -> Store:
-    """The store named by --db, else by the settings.
-
-    Readers open read-write when they can (so migrations apply and a missing file is created) and fall back
-    to read-only when another reader holds the file; a writer elsewhere gives a clear StoreBusyError.
-    """
+    """The store named by --db, else by the settings. Nothing holds the file between uses; when another
+    process has it open, the command waits up to RSR_DB_WAIT seconds (saying so on stderr) and then fails with
+    the holder's name. `read_only` is accepted for the readers' sake and changes nothing."""
     path = args.db or settings.db_path
-    try:
-        return Store(path)
-    except StoreBusyError as busy:
-        if not read_only:
-            raise
-        try:
-            return Store(path, read_only=True)
-        except Exception:  # noqa: BLE001 - the busy error is the one worth reporting
-            raise busy from None
+    return Store(
+        path, wait_s=settings.db_wait_s, on_wait=lambda m: print(f"rsr: {m}", file=sys.stderr, flush=True)
+    )
 
 
 def emit(args: argparse.Namespace, payload: Any, text: str | None = None) -> None:

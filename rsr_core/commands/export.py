@@ -6,17 +6,22 @@ import argparse
 import sys
 
 from rsr_core.commands.common import add_db, add_json, emit, open_store
-from rsr_core.export import FORMATS, ExportError, ExportFilters, ExportSummary, export
+from rsr_core.export import FORMATS, ExportFilters, ExportSummary, export
 from rsr_core.models import KINDS
+from rsr_core.outputs import OutputError
 from rsr_core.settings import Settings
 
 _REASON_WORDS = {
     "direct_terminus": "terminus-2 discovery excluded",
     "eval": "eval",
     "harness": "harness",
+    "scripted": "scripted",
+    "verifier_tampered": "verifier tampered",
     "not_verified": "not verified",
     "answer_transfer": "answer transfer",
     "human_rejected": "human-rejected",
+    "no_steps": "no steps",
+    "no_instruction": "no instruction",
 }
 
 
@@ -38,8 +43,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         description=(
             "Export what should train, with provenance: rewrites that passed the verifier, show no answer "
             "transfer and whose runbook no human rejected, plus terminus-2 discovery successes unchanged; never "
-            "other harnesses' discovery runs. Exact duplicates are dropped and a README.md dataset card is "
-            "written beside the output. --all turns the training filters off (archiving, moving data)."
+            "other harnesses' discovery runs, runs that tampered with the verifier or (unless "
+            "--include-scripted) runs of the scripted demo model. Exact duplicates are dropped and a dataset card "
+            "is written with the output (<stem>.card.md beside a file, README.md inside an atif directory). An "
+            "existing output is replaced only with --force. --all turns the training filters off (archiving, "
+            "moving data)."
         ),
     )
     p.add_argument("--format", required=True, choices=FORMATS, help="output format")
@@ -60,6 +68,16 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="include terminus-2 discovery successes unchanged, as in the paper (default: yes)",
     )
     p.add_argument("--task", nargs="+", action="extend", default=[], metavar="ID", help="only these task ids")
+    p.add_argument(
+        "--include-scripted",
+        action="store_true",
+        help="keep runs whose model answers were scripted (the demo); training exports leave them out",
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="replace an existing output (a regular file, or an earlier atif export directory)",
+    )
     p.add_argument(
         "--all",
         dest="all_trajectories",
@@ -93,11 +111,12 @@ def export_cmd(args: argparse.Namespace, settings: Settings) -> int:
         task_ids=args.task,
         include_direct_terminus=args.include_direct_terminus,
         all_trajectories=args.all_trajectories,
+        include_scripted=args.include_scripted,
     )
     store = open_store(args, settings, read_only=True)
     try:
-        summary = export(store, args.format, args.out, filters)
-    except ExportError as exc:
+        summary = export(store, args.format, args.out, filters, force=args.force)
+    except OutputError as exc:
         print(f"rsr: {exc}", file=sys.stderr)
         return 1
     emit(args, summary.model_dump(mode="json"), describe(summary))

@@ -10,7 +10,8 @@ import sys
 
 from rsr_core.commands.common import add_db, add_json, emit, open_store
 from rsr_core.settings import Settings
-from rsr_core.store import StoreBusyError
+
+JOB_DB_WAIT_S = 600.0
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -54,7 +55,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     for name, help_text in (
         ("list", "list jobs with their unit counts"),
         ("show", "a job's parameters and units"),
-        ("cancel", "stop a job (its runner finishes the units in flight)"),
+        ("cancel", "stop a job (its runner, wherever it runs, finishes the units in flight)"),
         ("resume", "finish a job: re-run units left unfinished, clean up its containers"),
     ):
         c = js.add_parser(name, help=help_text, description=help_text[0].upper() + help_text[1:] + ".")
@@ -109,7 +110,9 @@ def _runner(args: argparse.Namespace, settings: Settings):
     from rsr_core.sandbox.docker_sandbox import gc_containers
     from rsr_core.services import Services
 
-    services = Services(settings.model_copy(update={"db_path": args.db or settings.db_path}))
+    # A job's writer outlasts long reads of others (an export, the similarity scoring) rather than losing a result.
+    settings = settings.model_copy(update={"db_path": args.db or settings.db_path})
+    services = Services(settings, db_wait_s=max(settings.db_wait_s, JOB_DB_WAIT_S))
     runner = JobRunner(
         services.store,
         services.llm,
@@ -133,13 +136,13 @@ def _report(args: argparse.Namespace, services, job_id: str, status: str) -> int
     from rsr_core.store import jobs as jobs_sql
     from rsr_core.store import pipeline as pipeline_sql
 
-    cur = services.store.cursor()
-    payload = {
-        "job_id": job_id,
-        "status": status,
-        "units": jobs_sql.unit_counts(cur, job_id),
-        "funnel": pipeline_sql.funnel(cur),
-    }
+    with services.store.reading() as cur:
+        payload = {
+            "job_id": job_id,
+            "status": status,
+            "units": jobs_sql.unit_counts(cur, job_id),
+            "funnel": pipeline_sql.funnel(cur),
+        }
     sys.stderr.write("\n")
     emit(args, payload, f"job {job_id}: {status}")
     return 0 if status in ("done", "waiting_review") else 1
@@ -191,7 +194,8 @@ def jobs_list(args: argparse.Namespace, settings: Settings) -> int:
     """List jobs."""
     from rsr_core.store import jobs as jobs_sql
 
-    rows = jobs_sql.list_jobs(open_store(args, settings, read_only=True).cursor())
+    with open_store(args, settings, read_only=True).reading() as cur:
+        rows = jobs_sql.list_jobs(cur)
     lines = [
         f"{r['job_id']:<34} {r['status']:<15} units {r['done']}/{r['units']} failed {r['failed']}"
         + ("  [scripted]" if r["scripted"] else "")
@@ -205,41 +209,45 @@ def jobs_show(args: argparse.Namespace, settings: Settings) -> int:
     """Show a job."""
     from rsr_core.store import jobs as jobs_sql
 
-    cur = open_store(args, settings, read_only=True).cursor()
-    job = jobs_sql.get_job(cur, args.job_id)
-    if job is None:
-        print(f"rsr: no job {args.job_id!r}", file=sys.stderr)
-        return 1
-    job["units"] = jobs_sql.unit_counts(cur, args.job_id)
-    job["unit_list"] = jobs_sql.units_of(cur, args.job_id)
+    with open_store(args, settings, read_only=True).reading() as cur:
+        job = jobs_sql.get_job(cur, args.job_id)
+        if job is None:
+            print(f"rsr: no job {args.job_id!r}", file=sys.stderr)
+            return 1
+        job["units"] = jobs_sql.unit_counts(cur, args.job_id)
+        job["unit_list"] = jobs_sql.units_of(cur, args.job_id)
     emit(args, job, json.dumps({k: v for k, v in job.items() if k != "unit_list"}, indent=2, default=str))
     return 0
 
 
 def jobs_cancel(args: argparse.Namespace, settings: Settings) -> int:
-    """Cancel: signal the process running the job, or mark it cancelled when nobody runs it."""
+    """Cancel a job: its runner, wherever it runs, sees the request and stops after the units in flight; a job
+    nobody runs is marked cancelled at once. No process is signalled."""
+    from rsr_core.rewrite.runner import runner_alive
     from rsr_core.store import jobs as jobs_sql
 
-    try:
-        store = open_store(args, settings)
-    except StoreBusyError as busy:
-        if busy.pid is None:
-            raise
-        os.kill(busy.pid, signal.SIGTERM)
-        emit(
-            args,
-            {"job_id": args.job_id, "signalled_pid": busy.pid},
-            f"asked PID {busy.pid}, which holds the database, to cancel; it stops after the units in flight",
-        )
-        return 0
-    with store.transaction() as cur:
+    with open_store(args, settings).transaction() as cur:
         job = jobs_sql.get_job(cur, args.job_id)
         if job is None:
             print(f"rsr: no job {args.job_id!r}", file=sys.stderr)
             return 1
-        jobs_sql.cancel_pending(cur, args.job_id)
-        jobs_sql.set_status(cur, args.job_id, "cancelled")
-    emit(args, {"job_id": args.job_id, "status": "cancelled"}, f"job {args.job_id} cancelled")
+        if job["status"] == "running" and runner_alive(job):
+            jobs_sql.request_cancel(cur, args.job_id)
+            payload = {"job_id": args.job_id, "status": "cancel_requested", "owner_pid": job["owner_pid"]}
+            text = (
+                f"job {args.job_id}: cancel requested; its runner (PID {job['owner_pid']} on "
+                f"{job['owner_host']}) stops after the units in flight"
+            )
+        elif job["status"] in ("done", "cancelled"):
+            payload, text = (
+                {"job_id": args.job_id, "status": job["status"]},
+                f"job {args.job_id} is {job['status']}",
+            )
+        else:
+            jobs_sql.cancel_pending(cur, args.job_id)
+            jobs_sql.set_status(cur, args.job_id, "cancelled")
+            payload, text = {"job_id": args.job_id, "status": "cancelled"}, f"job {args.job_id} cancelled"
+    emit(args, payload, text)
     return 0
 
 

@@ -59,7 +59,8 @@ def funnel(args: argparse.Namespace, settings: Settings) -> int:
     """Print the funnel."""
     from rsr_core.store import pipeline
 
-    data = pipeline.funnel(open_store(args, settings, read_only=True).cursor())
+    with open_store(args, settings, read_only=True).reading() as cur:
+        data = pipeline.funnel(cur)
     text = "\n".join(f"{k:<16}{v:.3f}" if isinstance(v, float) else f"{k:<16}{v}" for k, v in data.items())
     emit(args, data, text)
     return 0

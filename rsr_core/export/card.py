@@ -1,12 +1,11 @@
-"""The dataset card (README.md) written beside an export: what is in it, how it was filtered, by whom and when."""
+"""The dataset card written with an export (`<stem>.card.md` beside a file, README.md inside a directory): what is in it, how it was filtered, by whom and when."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from rsr_core.export.models import ExportSummary, LeftOut
-
-CARD_MARKER = "<!-- rsr-studio export dataset card -->"
+from rsr_core.export.writers import CARD_MARKER
 
 _COLUMNS = {
     "sft-jsonl": "`messages` [{role: system|user|assistant, content}]",
@@ -17,24 +16,22 @@ _REASONS = {
     "direct_terminus": "terminus-2 discovery runs excluded by `--no-include-direct-terminus`",
     "eval": "eval runs (never train)",
     "harness": "discovery runs of another harness (StateM, RSRT, …: harness scaffolding)",
+    "scripted": "model answers scripted, not sampled (the demo; `--include-scripted` keeps them)",
+    "verifier_tampered": "changed the verifier's own ground (never verified, whatever the reward)",
     "not_verified": "did not pass the verifier",
     "answer_transfer": "answer transfer found",
-    "human_rejected": "runbook rejected by its latest human review",
+    "human_rejected": "runbook rejected by a human reviewer",
+    "no_steps": "no agent turn to train on",
+    "no_instruction": "task instruction not recoverable",
 }
 
 
 def card_path(out: Path, fmt: str) -> Path:
-    """README.md beside the output (inside the directory for ATIF). A README.md that is not this output's card
-    (another file, or the card of another export) is never overwritten: the card is then <stem>.README.md."""
+    """Where the dataset card goes: inside the output directory for ATIF, else `<stem>.card.md` beside the file
+    (the only file written beside an output)."""
     if fmt == "atif":
         return out / "README.md"
-    readme = out.parent / "README.md"
-    if not readme.exists():
-        return readme
-    head = readme.read_text(encoding="utf-8", errors="replace")[:4000]
-    if CARD_MARKER in head and _data_line(out.name) in head:
-        return readme
-    return out.parent / f"{out.stem}.README.md"
+    return out.with_name(f"{out.stem}.card.md")
 
 
 def _data_line(name: str) -> str:
@@ -75,8 +72,11 @@ def render_card(summary: ExportSummary, data_file: str | None) -> str:
         )
     else:
         lines += [
-            "- Training filters: on. Rewrites that passed the verifier, show no answer transfer and whose runbook",
-            "  no human rejected; terminus-2 discovery runs that solved their task. Never other harnesses' runs.",
+            "- Training filters: on. Rewrites that passed the verifier without tampering with it, show no answer",
+            "  transfer and whose runbook no human rejected; terminus-2 discovery runs that solved their task.",
+            "  Never other harnesses' runs.",
+            f"- Scripted runs (model answers replayed, not sampled): {'included' if f.include_scripted else 'left out'}"
+            + (f" ({s.left_out.scripted} left out)" if s.left_out.scripted else ""),
         ]
     lines += ["", "### Left out", "", "| reason | trajectories |", "| --- | ---: |"]
     lines += [

@@ -27,17 +27,18 @@ ROW_COLUMNS = (
 
 
 def removed_from_training(step: Step) -> bool:
-    """Steps that never train: a runbook given as private guidance, or a message a harness injected."""
-    return step.private_guidance or step.harness_control
+    """Steps that never train: a runbook given as private guidance, a message a harness injected, or context
+    copied from an earlier trajectory (ATIF `is_copied_context`)."""
+    return step.private_guidance or step.harness_control or step.copied_context
 
 
 def training_steps(steps: list[Step]) -> list[Step]:
     """The steps that make the training conversation, in order.
 
-    Private-guidance and harness-control steps are removed. So is an agent turn without commands that would
-    directly follow another assistant turn when it only answered a removed harness message, or repeated the
-    completion claim (Terminus 2 asks "are you sure?" and wants task_complete twice): it adds nothing, and
-    left in it would make two assistant turns in a row.
+    Private-guidance, harness-control and copied-context steps are removed. So is an agent turn without
+    commands that would directly follow another assistant turn when it only answered a removed harness message,
+    or repeated the completion claim (Terminus 2 asks "are you sure?" and wants task_complete twice): it adds
+    nothing, and left in it would make two assistant turns in a row.
     """
     out: list[Step] = []
     removed = False
@@ -95,24 +96,89 @@ def terminus_json(analysis: str, plan: str, commands: list[tuple[str, float]], t
     )
 
 
-def sft_messages(trajectory: Trajectory) -> list[dict[str, str]]:
-    """Chat messages [{role, content}]; consecutive system or user turns are joined into one."""
-    messages: list[dict[str, str]] = []
+NO_OUTPUT = "[no terminal output was recorded for this turn]"
 
-    def add(role: str, content: str) -> None:
-        if messages and role != "assistant" and messages[-1]["role"] == role:
-            messages[-1]["content"] += "\n\n" + content
-        else:
-            messages.append({"role": role, "content": content})
 
+def sft_messages(trajectory: Trajectory, instruction: str | None = None) -> list[dict[str, str]]:
+    """Chat messages [{role, content}] that trainers accept (see `training_row`); [] when the trajectory makes
+    no training row."""
+    messages, _ = training_row(trajectory, instruction)
+    return messages
+
+
+def training_row(
+    trajectory: Trajectory, instruction: str | None = None
+) -> tuple[list[dict[str, str]], str | None]:
+    """(messages, None), or ([], why it makes no row: `no_steps` or `no_instruction`).
+
+    The rules chat trainers check: an optional system message, then user and assistant turns alternating,
+    starting with the user message that carries the task instruction and ending with an assistant turn, no
+    empty contents. So: steps that never train are removed; empty messages and observations are skipped; the
+    task instruction (`instruction`, else the trajectory's) becomes the first user message when no user
+    message comes before the first agent turn (a run with none is `no_instruction`); consecutive user or
+    system messages are joined and a system message after the start is a user message; two assistant turns in
+    a row keep the first only if it did something (then a marker stands for its unrecorded output); what
+    follows the last assistant turn (a trailing observation) is dropped. A run with no agent turn left is
+    `no_steps`.
+    """
+    turns: list[tuple[str, str, Step | None]] = []
     for step in training_steps(trajectory.steps):
         if step.source == "agent":
-            add("assistant", assistant_content(step))
-            if step.observation is not None:
-                add("user", step.observation)
-        else:
-            add(step.source, step.message)
-    return messages
+            content = assistant_content(step)
+            if content.strip():
+                turns.append(("assistant", content, step))
+            if step.observation is not None and step.observation.strip():
+                turns.append(("user", step.observation, None))
+        elif step.message.strip():
+            turns.append((step.source, step.message, None))
+    first = next((i for i, t in enumerate(turns) if t[0] == "assistant"), None)
+    if first is None:
+        return [], "no_steps"
+    if not any(role == "user" for role, _, _ in turns[:first]):
+        text = instruction or trajectory.instruction
+        if not text or not text.strip():
+            return [], "no_instruction"
+        turns.insert(first, ("user", text, None))
+    last = max(i for i, t in enumerate(turns) if t[0] == "assistant")
+    messages: list[dict[str, str]] = []
+    prev_step: Step | None = None
+    for role, content, step in turns[: last + 1]:
+        if role == "system" and messages:
+            role = "user"
+        if messages and role == messages[-1]["role"]:
+            if role != "assistant":
+                messages[-1]["content"] += "\n\n" + content
+                continue
+            if prev_step is not None and not (prev_step.commands or prev_step.task_complete):
+                messages[-1]["content"] = content  # the first of the two did nothing: keep the second only
+                prev_step = step
+                continue
+            messages.append({"role": "user", "content": NO_OUTPUT})
+        messages.append({"role": role, "content": content})
+        if role == "assistant":
+            prev_step = step
+    return messages, None
+
+
+def chat_problems(messages: list[dict[str, str]]) -> list[str]:
+    """What a chat trainer would refuse in these messages (empty when the row is valid)."""
+    problems = []
+    roles = [m.get("role") for m in messages]
+    body = roles[1:] if roles and roles[0] == "system" else roles
+    if not body or body[0] != "user":
+        problems.append("the conversation does not start with a user message (after an optional system one)")
+    if not roles or roles[-1] != "assistant":
+        problems.append("the conversation does not end with an assistant turn")
+    for i, role in enumerate(body):
+        if role != ("user" if i % 2 == 0 else "assistant"):
+            problems.append(
+                f"message {i + len(roles) - len(body)}: {role} breaks the user/assistant alternation"
+            )
+            break
+    for i, m in enumerate(messages):
+        if set(m) != {"role", "content"} or not isinstance(m["content"], str) or not m["content"].strip():
+            problems.append(f"message {i}: empty or malformed")
+    return problems
 
 
 def sharegpt_conversation(messages: list[dict[str, str]]) -> list[dict[str, str]]:

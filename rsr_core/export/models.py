@@ -30,6 +30,9 @@ class ExportFilters(_Model):
     """Include terminus-2 discovery successes unchanged, as in the paper (`--no-include-direct-terminus`)."""
     all_trajectories: bool = False
     """Training filters off (`--all`): every selected trajectory is exported, whatever its verdicts."""
+    include_scripted: bool = False
+    """Keep runs whose model answers were replayed by the scripted server (`--include-scripted`); training
+    exports leave them out by default."""
 
     def selected_kinds(self) -> list[str]:
         """The kinds actually selected."""
@@ -47,12 +50,21 @@ class LeftOut(_Model):
     """eval runs (they never train)."""
     harness: int = 0
     """Discovery runs of another harness than terminus-2 (StateM, RSRT: they carry harness scaffolding)."""
+    scripted: int = 0
+    """Runs whose model answers were scripted, not sampled (the demo); kept with `--include-scripted`."""
+    verifier_tampered: int = 0
+    """Runs that changed the verifier's own ground (never verified, whatever their reward)."""
     not_verified: int = 0
     """Runs that did not pass the verifier (reward < 1.0 or never verified)."""
     answer_transfer: int = 0
-    """Verified rewrites flagged for answer transfer."""
+    """Verified rewrites flagged for answer transfer (by either check)."""
     human_rejected: int = 0
-    """Verified rewrites without answer transfer whose runbook's latest human review is a rejection."""
+    """Verified rewrites without answer transfer whose runbook a human rejected (runbook_status)."""
+    no_steps: int = 0
+    """Runs with no agent turn to train on (and, with `--all`, runs with no agent step: ATIF needs one)."""
+    no_instruction: int = 0
+    """Runs whose task instruction cannot be recovered (no user message before the first agent turn, no
+    instruction recorded and no ingested task)."""
 
     @property
     def total(self) -> int:
@@ -61,13 +73,16 @@ class LeftOut(_Model):
 
 
 class ExportPreview(_Model):
-    """What an export with these filters would take, before anything is written (duplicates are found only
-    while exporting, as they depend on the training messages)."""
+    """Exactly what an export with these filters would write (the same pass as the export, without writing)."""
 
     selected: int
     """Trajectories matching the kind and task selection."""
     eligible: int
-    """Selected trajectories that pass the filters (exported unless duplicates)."""
+    """Selected trajectories that pass the filters and make a row (exported, or dropped as duplicates)."""
+    exported: int = 0
+    """Rows the export would write (eligible minus duplicates)."""
+    duplicates: int = 0
+    """Eligible trajectories that would be dropped as exact duplicates of an earlier row."""
     left_out: LeftOut
     """Selected trajectories left out, by reason."""
     eligible_by_kind: dict[str, int] = Field(default_factory=dict)

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+import duckdb
+
 from rsr_core import __version__
 from rsr_core.export.card import card_path, render_card
-from rsr_core.export.messages import messages_key, sft_messages
+from rsr_core.export.messages import messages_key, training_row
 from rsr_core.export.models import (
     ATIF_VERSION,
     ExportFilters,
@@ -22,8 +25,9 @@ from rsr_core.export.models import (
     ExportSummary,
     LeftOut,
 )
-from rsr_core.export.writers import ExportError, open_writer
+from rsr_core.export.writers import AtifDirWriter, ExportError, NullWriter, RowWriter, open_writer
 from rsr_core.models import Trajectory
+from rsr_core.outputs import AtomicFile
 from rsr_core.store import Store
 from rsr_core.store import export_queries as eq
 from rsr_core.store.export_stream import stream_selected
@@ -50,29 +54,97 @@ def _selection(filters: ExportFilters) -> dict:
         "task_ids": filters.task_ids,
         "include_direct_terminus": filters.include_direct_terminus,
         "training": not filters.all_trajectories,
+        "include_scripted": filters.include_scripted or filters.all_trajectories,
     }
 
 
-def preview(store: Store, filters: ExportFilters | None = None) -> ExportPreview:
-    """Counts of what an export with these filters takes and leaves out (nothing is read beyond counts)."""
-    filters = filters or ExportFilters()
-    left: Counter[str] = Counter()
-    by_kind: Counter[str] = Counter()
-    by_harness: Counter[str] = Counter()
-    selected = 0
-    for reason, kind, harness, n in eq.selection_counts(store.cursor(), **_selection(filters)):
-        selected += n
+@dataclass
+class _Pass:
+    """What one pass over the selection found: counts, left-out reasons, per-task/kind/harness rows."""
+
+    selected: int = 0
+    exported: int = 0
+    duplicates: int = 0
+    left: Counter[str] = field(default_factory=Counter)
+    by: dict[str, Counter[str]] = field(
+        default_factory=lambda: {k: Counter() for k in ("task", "kind", "harness")}
+    )
+
+
+def _run(
+    store: Store, filters: ExportFilters, writer: RowWriter, archive: bool, on_progress: Progress | None
+) -> _Pass:
+    """The one pass behind both `preview` and `export`: selection reasons from SQL, then per trajectory the
+    training messages (or why there are none) and the duplicate filter; rows go to `writer`."""
+    with store.reading() as cur:
+        return _run_on(cur, filters, writer, archive, on_progress)
+
+
+def _run_on(
+    cur: duckdb.DuckDBPyConnection,
+    filters: ExportFilters,
+    writer: RowWriter,
+    archive: bool,
+    on_progress: Progress | None,
+) -> _Pass:
+    result = _Pass()
+    eligible = 0
+    for reason, _kind, _harness, n in eq.selection_counts(cur, **_selection(filters)):
+        result.selected += n
         if reason is None:
-            by_kind[kind] += n
-            by_harness[harness] += n
+            eligible += n
         else:
-            left[reason] += n
+            result.left[reason] += n
+    seen: set[bytes] = set()
+    done = 0
+    for trajectories in chunked(stream_selected(cur, **_selection(filters)), CHUNK):
+        transfers, reviews = eq.carried_verdicts(cur, trajectories) if archive else ({}, {})
+        instructions = (
+            {} if archive else eq.task_instructions(cur, [t.task_id for t in trajectories if t.task_id])
+        )
+        for traj in trajectories:
+            done += 1
+            if archive:
+                messages: list[dict[str, str]] = []
+                why = None if any(s.source == "agent" for s in traj.steps) else "no_steps"
+            else:
+                messages, why = training_row(traj, instructions.get(traj.task_id or ""))
+            if why is not None:
+                result.left[why] += 1
+                continue
+            if not archive:
+                key = messages_key(messages)
+                if key in seen:
+                    result.duplicates += 1
+                    continue
+                seen.add(key)
+            carried = (transfers.get(traj.trajectory_id), reviews.get(traj.runbook_id or "", []))
+            writer.write(traj, messages, carried if archive else None)
+            result.exported += 1
+            result.by["task"][traj.task_id or ""] += 1
+            result.by["kind"][traj.kind] += 1
+            result.by["harness"][traj.harness] += 1
+        if on_progress:
+            on_progress(done, eligible)
+    return result
+
+
+def preview(
+    store: Store, filters: ExportFilters | None = None, on_progress: Progress | None = None
+) -> ExportPreview:
+    """Exactly what `export` with these filters would write (the same pass, nothing written): rows, duplicates
+    and every left-out reason."""
+    filters = filters or ExportFilters()
+    archive = filters.all_trajectories
+    found = _run(store, filters, NullWriter(), archive, on_progress)
     return ExportPreview(
-        selected=selected,
-        eligible=sum(by_kind.values()),
-        left_out=LeftOut(**left),
-        eligible_by_kind=dict(by_kind),
-        eligible_by_harness=dict(by_harness),
+        selected=found.selected,
+        eligible=found.exported + found.duplicates,
+        exported=found.exported,
+        duplicates=found.duplicates,
+        left_out=LeftOut(**found.left),
+        eligible_by_kind=dict(found.by["kind"]),
+        eligible_by_harness=dict(found.by["harness"]),
     )
 
 
@@ -82,68 +154,62 @@ def export(
     out: str | Path,
     filters: ExportFilters | None = None,
     on_progress: Progress | None = None,
+    force: bool = False,
 ) -> ExportSummary:
-    """Write the trajectories the filters select to `out` in `fmt`, with a dataset card beside it.
+    """Write the trajectories the filters select to `out` in `fmt`, with a dataset card (see `card_path`).
 
     Exact duplicates (same training messages) are dropped, the first in export order kept; an `atif` export
     with `all_trajectories` is an archive and keeps every trajectory, every step and the pipeline verdicts.
+    An existing output is replaced only with `force` (rsr_core/outputs.py); the output and its card appear
+    only when complete.
     """
     filters = filters or ExportFilters()
     out = Path(out)
     archive = fmt == "atif" and filters.all_trajectories
-    plan = preview(store, filters)
-    writer = open_writer(fmt, out, full=archive)
-    cur = store.cursor()
-    seen: set[bytes] = set()
-    counts: dict[str, Counter[str]] = {k: Counter() for k in ("task", "kind", "harness")}
-    exported = duplicates = done = 0
+    card = card_path(out, fmt)
+    writer = open_writer(fmt, out, full=archive, force=force)
     try:
-        for trajectories in chunked(stream_selected(cur, **_selection(filters)), CHUNK):
-            transfers, reviews = eq.carried_verdicts(cur, trajectories) if archive else ({}, {})
-            for traj in trajectories:
-                done += 1
-                messages = [] if archive else sft_messages(traj)
-                if not archive:
-                    key = messages_key(messages)
-                    if key in seen:
-                        duplicates += 1
-                        continue
-                    seen.add(key)
-                carried = (transfers.get(traj.trajectory_id), reviews.get(traj.runbook_id or "", []))
-                writer.write(traj, messages, carried if archive else None)
-                exported += 1
-                counts["task"][traj.task_id or ""] += 1
-                counts["kind"][traj.kind] += 1
-                counts["harness"][traj.harness] += 1
-            if on_progress:
-                on_progress(done, plan.eligible)
-        writer.close()
+        card_file = None if fmt == "atif" else AtomicFile(card, force)
     except BaseException:
         writer.abort()
         raise
-    categories = eq.task_categories(cur, [t for t in counts["task"] if t])
-    by_category: Counter[str] = Counter()
-    for task, n in counts["task"].items():
-        by_category[categories.get(task) or ""] += n
-    card = card_path(out, fmt)
-    summary = ExportSummary(
-        format=fmt,
-        out=str(out),
-        card=str(card),
-        created_at=datetime.now(UTC),
-        tool_version=__version__,
-        atif_version=ATIF_VERSION if fmt == "atif" else None,
-        filters=filters,
-        selected=plan.selected,
-        exported=exported,
-        duplicates=duplicates,
-        left_out=plan.left_out,
-        by_task=dict(counts["task"]),
-        by_category=dict(by_category),
-        by_harness=dict(counts["harness"]),
-        by_kind=dict(counts["kind"]),
-    )
-    card.write_text(render_card(summary, None if fmt == "atif" else out.name), encoding="utf-8")
+    try:
+        found = _run(store, filters, writer, archive, on_progress)
+        with store.reading() as cur:
+            categories = eq.task_categories(cur, [t for t in found.by["task"] if t])
+        by_category: Counter[str] = Counter()
+        for task, n in found.by["task"].items():
+            by_category[categories.get(task) or ""] += n
+        summary = ExportSummary(
+            format=fmt,
+            out=str(out),
+            card=str(card),
+            created_at=datetime.now(UTC),
+            tool_version=__version__,
+            atif_version=ATIF_VERSION if fmt == "atif" else None,
+            filters=filters,
+            selected=found.selected,
+            exported=found.exported,
+            duplicates=found.duplicates,
+            left_out=LeftOut(**found.left),
+            by_task=dict(found.by["task"]),
+            by_category=dict(by_category),
+            by_harness=dict(found.by["harness"]),
+            by_kind=dict(found.by["kind"]),
+        )
+        text = render_card(summary, None if fmt == "atif" else out.name)
+        if isinstance(writer, AtifDirWriter):
+            writer.add_card(text)
+        elif card_file is not None:
+            card_file.handle.write(text)
+        writer.close()
+        if card_file is not None:
+            card_file.commit()
+    except BaseException:
+        writer.abort()
+        if card_file is not None:
+            card_file.abort()
+        raise
     return summary
 
 

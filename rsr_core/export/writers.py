@@ -1,11 +1,10 @@
 """Streaming writers, one per format. Rows are written as they come (JSONL line by line, Parquet by row
-group, ATIF file by file) into a `.partial` path that replaces the output only when the export completes."""
+group, ATIF file by file) under a temporary name that replaces the output only when the export completes
+(rsr_core/outputs.py: existing paths are replaced only with `force`, and never when they are not outputs)."""
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -15,9 +14,12 @@ import pyarrow.parquet as pq
 from rsr_core.export.atif import relative_path, trajectory_document
 from rsr_core.export.messages import ROW_COLUMNS, row_metadata, sharegpt_conversation, training_steps
 from rsr_core.models import Review, Trajectory, TransferVerdict
+from rsr_core.outputs import AtomicDir, AtomicFile, OutputError
+
+CARD_MARKER = "<!-- rsr-studio export dataset card -->"
 
 
-class ExportError(RuntimeError):
+class ExportError(OutputError):
     """The export cannot be written where asked (the message says why)."""
 
 
@@ -39,30 +41,42 @@ def _json_line(obj: dict[str, Any]) -> str:
 
 
 class _FileWriter:
-    def __init__(self, out: Path):
-        if out.is_dir():
-            raise ExportError(f"{out} is a directory; this format writes one file")
-        out.parent.mkdir(parents=True, exist_ok=True)
+    def __init__(self, out: Path, force: bool, binary: bool = False):
+        if out.is_dir() and not out.is_symlink():
+            raise ExportError(f"{out}: is a directory; this format writes one file")
         self.out = out
-        self.partial = out.with_name(out.name + ".partial")
+        self.file = AtomicFile(out, force, binary=binary)
 
     def close(self) -> None:
-        os.replace(self.partial, self.out)
+        self.file.commit()
 
     def abort(self) -> None:
-        self.partial.unlink(missing_ok=True)
+        self.file.abort()
+
+
+class NullWriter:
+    """Counts nothing and writes nothing: the export's dry run (the preview)."""
+
+    def write(self, trajectory: Trajectory, messages: list[dict[str, str]], carried: Carried | None) -> None:
+        """Drop the row."""
+
+    def close(self) -> None:
+        """Nothing to finish."""
+
+    def abort(self) -> None:
+        """Nothing to remove."""
 
 
 class JsonlWriter(_FileWriter):
     """SFT chat JSONL: {"messages": [{role, content}], task_id, trajectory_id, …} per line; or ShareGPT
     ({"conversations": [{from, value}], …}) — as JSONL, or as one JSON array when the file ends in .json."""
 
-    def __init__(self, out: Path, sharegpt: bool = False):
-        super().__init__(out)
+    def __init__(self, out: Path, force: bool, sharegpt: bool = False):
+        super().__init__(out, force)
         self.sharegpt = sharegpt
         self.array = sharegpt and out.suffix.lower() == ".json"
         self.rows = 0
-        self.fh = self.partial.open("w", encoding="utf-8")
+        self.fh = self.file.handle
         if self.array:
             self.fh.write("[\n")
 
@@ -84,13 +98,7 @@ class JsonlWriter(_FileWriter):
         """Finish the file and move it into place."""
         if self.array:
             self.fh.write("\n]\n")
-        self.fh.close()
         super().close()
-
-    def abort(self) -> None:
-        """Remove what was written."""
-        self.fh.close()
-        super().abort()
 
 
 MESSAGE_TYPE = pa.struct([("role", pa.string()), ("content", pa.large_string())])
@@ -103,11 +111,11 @@ PARQUET_SCHEMA = pa.schema(
 class ParquetRowWriter(_FileWriter):
     """Parquet with the SFT JSONL columns, written one row group at a time."""
 
-    def __init__(self, out: Path, row_group_rows: int = 1000):
-        super().__init__(out)
+    def __init__(self, out: Path, force: bool, row_group_rows: int = 1000):
+        super().__init__(out, force, binary=True)
         self.row_group_rows = row_group_rows
         self.buffer: list[dict[str, Any]] = []
-        self.pq = pq.ParquetWriter(self.partial, PARQUET_SCHEMA, compression="zstd")
+        self.pq = pq.ParquetWriter(self.file.handle, PARQUET_SCHEMA, compression="zstd")
 
     def write(self, trajectory: Trajectory, messages: list[dict[str, str]], carried: Carried | None) -> None:
         """Buffer one row; a full buffer becomes a row group."""
@@ -128,24 +136,21 @@ class ParquetRowWriter(_FileWriter):
 
     def abort(self) -> None:
         """Remove what was written."""
-        self.pq.close()
-        super().abort()
+        try:
+            self.pq.close()
+        finally:
+            super().abort()
 
 
 class AtifDirWriter:
     """One ATIF file per trajectory under <out>/<task>/; the training view (steps that train only) unless
     `full`, which keeps every step and carries the pipeline verdicts (the lossless archive)."""
 
-    def __init__(self, out: Path, full: bool):
-        if out.exists() and not (out.is_dir() and not any(out.iterdir())):
-            raise ExportError(
-                f"{out} exists and is not an empty directory; the atif format writes a new directory"
-            )
+    def __init__(self, out: Path, full: bool, force: bool):
         self.out = out
         self.full = full
-        self.partial = out.with_name(out.name + ".partial")
-        shutil.rmtree(self.partial, ignore_errors=True)
-        self.partial.mkdir(parents=True)
+        self.dir = AtomicDir(out, force, ours=is_atif_export)
+        self.partial = self.dir.temp
 
     def write(self, trajectory: Trajectory, messages: list[dict[str, str]], carried: Carried | None) -> None:
         """Write one trajectory file."""
@@ -161,25 +166,37 @@ class AtifDirWriter:
         path.parent.mkdir(exist_ok=True)
         path.write_text(json.dumps(doc, ensure_ascii=False, indent=1), encoding="utf-8")
 
+    def add_card(self, text: str) -> None:
+        """The dataset card goes inside the directory."""
+        (self.partial / "README.md").write_text(text, encoding="utf-8")
+
     def close(self) -> None:
         """Move the directory into place."""
-        if self.out.exists():
-            self.out.rmdir()
-        os.replace(self.partial, self.out)
+        self.dir.commit()
 
     def abort(self) -> None:
         """Remove what was written."""
-        shutil.rmtree(self.partial, ignore_errors=True)
+        self.dir.abort()
 
 
-def open_writer(fmt: str, out: Path, full: bool = False) -> RowWriter:
-    """The writer of a format."""
+def is_atif_export(path: Path) -> bool:
+    """Is this directory an earlier `atif` export of this tool (its dataset card says so)?"""
+    card = path / "README.md"
+    try:
+        head = card.read_text(encoding="utf-8", errors="replace")[:4000] if card.is_file() else ""
+    except OSError:
+        return False
+    return CARD_MARKER in head and "- Format: `atif`" in head
+
+
+def open_writer(fmt: str, out: Path, full: bool = False, force: bool = False) -> RowWriter:
+    """The writer of a format (`force`: replace an earlier output, see rsr_core/outputs.py)."""
     if fmt == "sft-jsonl":
-        return JsonlWriter(out)
+        return JsonlWriter(out, force)
     if fmt == "sharegpt":
-        return JsonlWriter(out, sharegpt=True)
+        return JsonlWriter(out, force, sharegpt=True)
     if fmt == "parquet":
-        return ParquetRowWriter(out)
+        return ParquetRowWriter(out, force)
     if fmt == "atif":
-        return AtifDirWriter(out, full)
+        return AtifDirWriter(out, full, force)
     raise ExportError(f"unknown format {fmt!r}")

@@ -11,6 +11,10 @@ Script file (JSON):
         "error": {"status": 429, "times": 1}}         # answer with an HTTP error the first `times` calls
      ]}
 
+An error may also be a broken HTTP 200: `{"status": 200, "body": "not json", "times": 1}` sends that raw body,
+`{"status": 200, "choices": [], "times": 1}` a completion without choices. Error answers carry
+`retry-after-ms` (`"retry_after_ms"`, default 10), which OpenAI clients honour.
+
 The first rule whose model and conditions match answers. Object answers are sent as JSON text.
 """
 
@@ -43,6 +47,9 @@ class Rule:
     turns: list[str] = field(default_factory=list)
     error_status: int | None = None
     error_times: int = 0
+    error_body: str | None = None
+    error_empty: bool = False
+    retry_after_ms: float = 10.0
     hits: int = 0
 
     def matches(self, model: str, messages: list[dict], seed: int | None) -> bool:
@@ -109,6 +116,9 @@ def load_script(data: dict) -> tuple[list[Rule], float]:
                 turns,
                 error.get("status"),
                 int(error.get("times", 0)),
+                error.get("body") if isinstance(error.get("body"), str) else None,
+                error.get("choices") == [],
+                float(error.get("retry_after_ms", 10)),
             )
         )
     return rules, float(data.get("latency_ms", 0)) / 1000.0
@@ -138,22 +148,26 @@ class ScriptedServer(ThreadingHTTPServer):
         """Model names the script answers for."""
         return sorted({r.model for r in self.rules if r.model != "*"})
 
-    def pick(self, model: str, messages: list[dict], seed: int | None) -> tuple[int, str]:
-        """(HTTP status, answer or error message) for a request."""
+    def pick(self, model: str, messages: list[dict], seed: int | None) -> tuple[int, str, Rule | None]:
+        """(HTTP status, answer or error message, the erring rule) for a request."""
         with self._lock:
-            self.requests.append({"model": model, "messages": messages, "seed": seed})
+            self.requests.append({"model": model, "messages": messages, "seed": seed, "at": time.monotonic()})
             for rule in self.rules:
                 if not rule.matches(model, messages, seed):
                     continue
                 rule.hits += 1
                 if rule.error_status and rule.hits <= rule.error_times:
-                    return rule.error_status, f"scripted error {rule.error_status}"
+                    return rule.error_status, f"scripted error {rule.error_status}", rule
                 if not rule.turns:
                     continue
                 n_assistant = sum(1 for m in messages if m.get("role") == "assistant")
-                return 200, rule.turns[min(n_assistant, len(rule.turns) - 1)]
+                return 200, rule.turns[min(n_assistant, len(rule.turns) - 1)], None
         last = next((_content(m) for m in reversed(messages) if m.get("role") == "user"), "")
-        return 400, f"no scripted response for model {model!r}; last user message starts: {last[:200]!r}"
+        return (
+            400,
+            f"no scripted response for model {model!r}; last user message starts: {last[:200]!r}",
+            None,
+        )
 
     def start(self) -> ScriptedServer:
         """Serve in a background thread."""
@@ -173,16 +187,21 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet by design
         pass
 
-    def _send(self, status: int, body: dict) -> None:
-        data = json.dumps(body).encode()
+    def _send(self, status: int, body: dict | bytes, headers: dict[str, str] | None = None) -> None:
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.end_headers()
         self.wfile.write(data)
 
-    def _error(self, status: int, message: str) -> None:
-        self._send(status, {"error": {"message": message, "type": "scripted_server_error", "code": status}})
+    def _error(self, status: int, message: str, rule: Rule | None = None) -> None:
+        headers = {"retry-after-ms": f"{rule.retry_after_ms:g}"} if rule is not None else None
+        self._send(
+            status, {"error": {"message": message, "type": "scripted_server_error", "code": status}}, headers
+        )
 
     def do_GET(self) -> None:  # noqa: N802 - http.server naming
         if self.path.rstrip("/") in ("/v1/models", "/models"):
@@ -214,9 +233,16 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if self.server.latency:
             time.sleep(self.server.latency)
-        status, text = self.server.pick(model, messages, body.get("seed"))
+        status, text, rule = self.server.pick(model, messages, body.get("seed"))
+        if rule is not None and status == 200:  # a broken success: raw body, or no choices
+            if rule.error_body is not None:
+                self._send(200, rule.error_body.encode(), {"retry-after-ms": f"{rule.retry_after_ms:g}"})
+            else:
+                self._send(200, {"id": "chatcmpl-empty", "object": "chat.completion", "created": 0,
+                                 "model": model, "choices": []})  # fmt: skip
+            return
         if status != 200:
-            self._error(status, text)
+            self._error(status, text, rule)
             return
         prompt_tokens = sum(len(_content(m)) for m in messages) // 4 + 1
         completion_tokens = len(text) // 4 + 1

@@ -7,12 +7,15 @@ crash (even `kill -9`) `resume` re-runs exactly the units that never finished: n
 from __future__ import annotations
 
 import os
+import socket
 import threading
 import uuid
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from datetime import UTC, datetime
 from typing import Any
+
+import duckdb
 
 from rsr_core.models import CriticFlag, Runbook, Trajectory, TransferVerdict
 from rsr_core.protocols import LLM, SandboxProvider
@@ -26,7 +29,24 @@ Progress = Callable[[str, dict[str, dict[str, int]]], None]
 
 
 class JobError(RuntimeError):
-    """A job cannot start or resume (no sources, unknown job)."""
+    """A job cannot start or resume (no sources, unknown job, already running)."""
+
+
+def runner_alive(job: dict[str, Any]) -> bool:
+    """Is the process recorded as running this job alive? (Only a runner on this host can be checked; one on
+    another host counts as alive.)"""
+    pid, host = job.get("owner_pid"), job.get("owner_host")
+    if pid is None:
+        return False
+    if host and host != socket.gethostname():
+        return True
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 class JobRunner:
@@ -48,11 +68,14 @@ class JobRunner:
         self.on_progress = on_progress
         self.gc = gc
         self.cancel_event = threading.Event()
+        self.requeued = 0
+        """Units the last `resume` put back in the queue."""
 
     # -- starting -------------------------------------------------------------------------------
     def sources_for(self, params: RewriteParams) -> list[str]:
         """Successful discovery trajectories named by --source / --task (all successes when neither)."""
-        return queries.rewrite_sources(self.store.cursor(), params.sources, params.tasks)
+        with self.store.reading() as cur:
+            return queries.rewrite_sources(cur, params.sources, params.tasks)
 
     def create(self, params: RewriteParams) -> str:
         """A new job with its first plan units (K per source)."""
@@ -98,33 +121,34 @@ class JobRunner:
     # -- running --------------------------------------------------------------------------------
     def resume(self, job_id: str) -> str:
         """Re-queue units a crash left running (and failed or cancelled ones), clean up the job's orphaned
-        containers, then run it to the end."""
+        containers, then run it to the end. A job whose runner is still alive is not resumed (its units would
+        run twice)."""
         with self.store.transaction() as cur:
-            if jobs_sql.get_job(cur, job_id) is None:
+            job = jobs_sql.get_job(cur, job_id)
+            if job is None:
                 raise JobError(f"no job {job_id!r}")
-            jobs_sql.requeue(cur, job_id, ("running", "failed", "cancelled"))
+            if job["status"] == "running" and runner_alive(job):
+                raise JobError(
+                    f"job {job_id} is running in PID {job['owner_pid']} on {job['owner_host']}; "
+                    f"cancel it first (`rsr jobs cancel {job_id}`)"
+                )
+            self.requeued = jobs_sql.requeue(cur, job_id, ("running", "failed", "cancelled"))
         if self.gc is not None:
             self.gc(job_id)
         return self.run(job_id)
 
     def run(self, job_id: str) -> str:
-        """Run until no unit is left; returns the final status."""
-        cur = self.store.cursor()
-        params = RewriteParams(**jobs_sql.get_job(cur, job_id)["params"])
+        """Run until no unit is left; returns the final status. The store is opened per scheduling round and per
+        result (one transaction each), never held while units run."""
         with self.store.transaction() as tx:
-            jobs_sql.set_status(tx, job_id, "running", owner_pid=os.getpid())
+            params = RewriteParams(**jobs_sql.get_job(tx, job_id)["params"])
+            jobs_sql.set_status(tx, job_id, "running", owner_pid=os.getpid(), owner_host=socket.gethostname())
         inflight: dict[Future, dict] = {}
         failed = False
         with ThreadPoolExecutor(self.workers, thread_name_prefix="rsr-unit") as pool:
             while True:
-                if not self.cancel_event.is_set():
-                    self._schedule_reviewed(job_id, params)
-                    free = self.workers - len(inflight)
-                    for unit in jobs_sql.pending_units(cur, job_id, free) if free > 0 else []:
-                        with self.store.transaction() as tx:
-                            jobs_sql.mark_running(tx, unit["unit_id"])
-                        inputs = self._inputs(unit, params, job_id)
-                        inflight[pool.submit(run_unit, unit["kind"], inputs, self.llm, self.sandboxes)] = unit
+                for unit, inputs in self._next_units(job_id, params, self.workers - len(inflight)):
+                    inflight[pool.submit(run_unit, unit["kind"], inputs, self.llm, self.sandboxes)] = unit
                 if not inflight:
                     break
                 done, _ = wait(inflight, timeout=1.0, return_when=FIRST_COMPLETED)
@@ -136,8 +160,24 @@ class JobRunner:
                         failed = True
                         with self.store.transaction() as tx:
                             jobs_sql.mark_failed(tx, unit["unit_id"], f"{type(exc).__name__}: {exc}")
+                if done:
                     self._progress(job_id)
         return self._finish(job_id, failed, params.gate)
+
+    def _next_units(self, job_id: str, params: RewriteParams, free: int) -> list[tuple[dict, dict[str, Any]]]:
+        """One scheduling round in one transaction: notice a cancel request, add executions of newly approved
+        runbooks (human gate), mark up to `free` pending units running and read their inputs."""
+        picked: list[tuple[dict, dict[str, Any]]] = []
+        with self.store.transaction() as tx:
+            if jobs_sql.cancel_requested(tx, job_id):
+                self.cancel_event.set()
+            if self.cancel_event.is_set():
+                return picked
+            self._schedule_reviewed(tx, job_id, params)
+            for unit in jobs_sql.pending_units(tx, job_id, free) if free > 0 else []:
+                jobs_sql.mark_running(tx, unit["unit_id"])
+                picked.append((unit, self._inputs(unit, params, job_id)))
+        return picked
 
     def _finish(self, job_id: str, failed: bool, gate: str) -> str:
         with self.store.transaction() as cur:
@@ -156,17 +196,18 @@ class JobRunner:
 
     def _progress(self, job_id: str) -> None:
         if self.on_progress:
-            self.on_progress(job_id, jobs_sql.unit_counts(self.store.cursor(), job_id))
+            with self.store.reading() as cur:
+                counts = jobs_sql.unit_counts(cur, job_id)
+            self.on_progress(job_id, counts)
 
-    def _schedule_reviewed(self, job_id: str, params: RewriteParams) -> None:
+    def _schedule_reviewed(self, cur: duckdb.DuckDBPyConnection, job_id: str, params: RewriteParams) -> None:
         if params.gate != "human":
             return
-        approved = jobs_sql.approved_without_executions(self.store.cursor(), job_id)
+        approved = jobs_sql.approved_without_executions(cur, job_id)
         if approved:
-            with self.store.transaction() as cur:
-                jobs_sql.add_units(
-                    cur, job_id, [u for rb in approved for u in self._exec_units(job_id, rb, params)]
-                )
+            jobs_sql.add_units(
+                cur, job_id, [u for rb in approved for u in self._exec_units(job_id, rb, params)]
+            )
 
     def _exec_units(self, job_id: str, runbook_id: str, params: RewriteParams) -> list[tuple[str, str, dict]]:
         return [
@@ -176,7 +217,12 @@ class JobRunner:
 
     # -- inputs and results ----------------------------------------------------------------------
     def _inputs(self, unit: dict, params: RewriteParams, job_id: str) -> dict[str, Any]:
-        cur = self.store.cursor()
+        with self.store.reading() as cur:
+            return self._inputs_from(cur, unit, params, job_id)
+
+    def _inputs_from(
+        self, cur: duckdb.DuckDBPyConnection, unit: dict, params: RewriteParams, job_id: str
+    ) -> dict[str, Any]:
         p = unit["payload"]
         runbook = pipeline_sql.get_runbook(cur, p["runbook_id"]) if unit["kind"] != "plan" else None
         source_id = p["source_trajectory_id"] if runbook is None else runbook.source_trajectory_id

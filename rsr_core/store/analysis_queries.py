@@ -18,7 +18,7 @@ from rsr_core.store import pipeline, queries
 _PASSED_REWRITES = """
 SELECT t.trajectory_id, t.task_id, t.runbook_id, t.source_trajectory_id, k.category
 FROM trajectories t LEFT JOIN tasks k USING (task_id)
-WHERE t.kind = 'rewrite' AND t.task_id IS NOT NULL AND t.reward >= 1.0 {task_clause}
+WHERE t.kind = 'rewrite' AND t.task_id IS NOT NULL AND rsr_solved(t.reward, t.verifier_tampered) {task_clause}
 """
 
 
@@ -53,14 +53,17 @@ def passed_rewrite_commands(cur: duckdb.DuckDBPyConnection, task_id: str | None 
 def runs_for_pass_at_k(cur: duckdb.DuckDBPyConnection, kind: str | None = None) -> pd.DataFrame:
     """Every run of a known task (optionally of one kind): trajectory_id, task_id, model, harness, reward.
 
-    reward is NaN when the run was never verified (pass@k counts it as a failed run).
+    reward is NaN when the run was never verified and 0 when it tampered with the verifier (pass@k counts both
+    as failed runs).
     """
     where, params = "task_id IS NOT NULL", []
     if kind:
         where += " AND kind = ?"
         params.append(kind)
     return cur.execute(
-        f"SELECT trajectory_id, task_id, model, harness, reward FROM trajectories WHERE {where} "
+        "SELECT trajectory_id, task_id, model, harness, "
+        "CASE WHEN coalesce(verifier_tampered, FALSE) THEN 0.0 ELSE reward END AS reward "
+        f"FROM trajectories WHERE {where} "
         "ORDER BY task_id, trajectory_id",
         params,
     ).fetch_df()
@@ -74,7 +77,7 @@ def discovery_outcomes(cur: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     return cur.execute(
         """
         SELECT d.harness, d.task_id, k.category, d.runs, d.solved FROM (
-            SELECT harness, task_id, count(*) AS runs, max(coalesce(reward, 0) >= 1.0) AS solved
+            SELECT harness, task_id, count(*) AS runs, max(rsr_solved(reward, verifier_tampered)) AS solved
             FROM trajectories WHERE kind = 'discovery' AND task_id IS NOT NULL
             GROUP BY harness, task_id
         ) d LEFT JOIN tasks k USING (task_id)

@@ -9,11 +9,9 @@ import duckdb
 import pandas as pd
 
 from rsr_core.store import queries
-from rsr_core.store.pipeline import REWRITE_STATUS_SQL
 from rsr_core.store.sql import scalar
 
 ReviewStatus = Literal["approved", "rejected", "unreviewed"]
-_LATEST = "(SELECT runbook_id, arg_max(decision, seq) AS decision FROM reviews GROUP BY runbook_id)"
 
 
 @dataclass
@@ -37,13 +35,11 @@ def _where(f: ListFilter) -> tuple[str, list[Any]]:
     if f.review_status is not None:
         decision = {"approved": "= 'approve'", "rejected": "= 'reject'", "unreviewed": "IS NULL"}
         clauses.append(
-            f"t.runbook_id IS NOT NULL AND (SELECT decision FROM {_LATEST} l WHERE "
-            f"l.runbook_id = t.runbook_id) {decision[f.review_status]}"
+            "t.runbook_id IS NOT NULL AND (SELECT review FROM runbook_status r WHERE "
+            f"r.runbook_id = t.runbook_id) {decision[f.review_status]}"
         )
     if f.kept is not None:
-        clauses.append(
-            f"t.trajectory_id IN (SELECT trajectory_id FROM ({REWRITE_STATUS_SQL}) WHERE kept = ?)"
-        )
+        clauses.append("t.trajectory_id IN (SELECT trajectory_id FROM rewrite_status WHERE kept = ?)")
         params.append(f.kept)
     return " AND ".join(clauses), params
 
@@ -82,8 +78,9 @@ def facet_values(cur: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
 def counts_by_kind_harness(cur: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     """kind, harness, trajectories, solved (reward >= 1), pass_rate."""
     return cur.execute(
-        "SELECT kind, harness, count(*) AS trajectories, count(*) FILTER (WHERE reward >= 1.0) AS solved, "
-        "round(count(*) FILTER (WHERE reward >= 1.0) / count(*), 3) AS pass_rate "
+        "SELECT kind, harness, count(*) AS trajectories, "
+        "count(*) FILTER (WHERE rsr_solved(reward, verifier_tampered)) AS solved, "
+        "round(count(*) FILTER (WHERE rsr_solved(reward, verifier_tampered)) / count(*), 3) AS pass_rate "
         "FROM trajectories GROUP BY ALL ORDER BY kind, harness"
     ).fetch_df()
 
@@ -91,23 +88,15 @@ def counts_by_kind_harness(cur: duckdb.DuckDBPyConnection) -> pd.DataFrame:
 def runbook_queue(
     cur: duckdb.DuckDBPyConnection, status: str | None = None, task_id: str | None = None
 ) -> pd.DataFrame:
-    """Runbook rounds with their status: critic_rejected, pending_review, approved, human_rejected (or
-    critic_pending while the critic has not answered)."""
-    sql = f"""
-        SELECT * FROM (
-            SELECT r.runbook_id,
-                   CASE WHEN r.critic_verdict = 'reject' THEN 'critic_rejected'
-                        WHEN r.critic_verdict = 'pending' THEN 'critic_pending'
-                        WHEN l.decision = 'reject' THEN 'human_rejected'
-                        WHEN l.decision = 'approve' THEN 'approved'
-                        WHEN coalesce(j.params->>'gate' = 'human', FALSE) THEN 'pending_review'
-                        ELSE 'approved' END AS status,
-                   r.task_id, r.variant, r.round, r.critic_verdict,
-                   (SELECT count(*) FROM critic_flags f WHERE f.runbook_id = r.runbook_id) AS flags,
-                   l.decision AS review, r.source_trajectory_id, r.job_id, r.created_at
-            FROM runbooks r LEFT JOIN {_LATEST} l USING (runbook_id) LEFT JOIN jobs j USING (job_id)
-        ) WHERE (? IS NULL OR status = ?) AND (? IS NULL OR task_id = ?)
-        ORDER BY CASE status WHEN 'pending_review' THEN 0 ELSE 1 END, task_id, variant, round
+    """Runbook rounds with their status (the `runbook_status` view): critic_pending, critic_rejected,
+    pending_review, approved or human_rejected; pending review first."""
+    sql = """
+        SELECT s.runbook_id, s.status, s.task_id, s.variant, s.round, s.critic_verdict,
+               (SELECT count(*) FROM critic_flags f WHERE f.runbook_id = s.runbook_id) AS flags,
+               s.review, s.last_reviewer, s.reviews, s.source_trajectory_id, s.job_id, r.created_at
+        FROM runbook_status s JOIN runbooks r USING (runbook_id)
+        WHERE (? IS NULL OR s.status = ?) AND (? IS NULL OR s.task_id = ?)
+        ORDER BY CASE s.status WHEN 'pending_review' THEN 0 ELSE 1 END, s.task_id, s.variant, s.round
     """
     return cur.execute(sql, [status, status, task_id, task_id]).fetch_df()
 
@@ -117,7 +106,7 @@ def rewrites_with_status(cur: duckdb.DuckDBPyConnection, column: str, value: str
     verified / answer_transfer / human_rejected / kept."""
     assert column in ("runbook_id", "source_trajectory_id")
     return cur.execute(
-        f"SELECT * FROM ({REWRITE_STATUS_SQL}) WHERE {column} = ? ORDER BY runbook_id, trajectory_id", [value]
+        f"SELECT * FROM rewrite_status WHERE {column} = ? ORDER BY runbook_id, trajectory_id", [value]
     ).fetch_df()
 
 
@@ -135,7 +124,8 @@ def rewrite_candidates(cur: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     return cur.execute(
         "SELECT t.trajectory_id, t.task_id, t.harness, t.model, t.n_steps, "
         "(SELECT count(*) FROM trajectories r WHERE r.source_trajectory_id = t.trajectory_id) AS rewrites "
-        "FROM trajectories t WHERE t.kind = 'discovery' AND t.reward >= 1.0 AND t.task_id IS NOT NULL "
+        "FROM trajectories t WHERE t.kind = 'discovery' AND rsr_solved(t.reward, t.verifier_tampered) "
+        "AND t.task_id IS NOT NULL "
         "ORDER BY t.task_id, t.harness, t.trajectory_id"
     ).fetch_df()
 

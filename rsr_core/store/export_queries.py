@@ -13,45 +13,61 @@ import pyarrow as pa
 
 from rsr_core.models import SCHEMA_VERSION, Command, Review, Step, Trajectory, TransferVerdict
 from rsr_core.store.columns import decode_trajectory_row
-from rsr_core.store.pipeline import REWRITE_STATUS_SQL, insert_transfer
+from rsr_core.store.pipeline import insert_transfer
 from rsr_core.store.queries import _STEP_FIELDS, _TRAJ_FIELDS
 from rsr_core.store.sql import registered, scalar
 
 # Why a selected trajectory is left out, in the order the reasons are tested (the first that applies counts).
-LEFT_OUT_REASONS = ("direct_terminus", "eval", "harness", "not_verified", "answer_transfer", "human_rejected")
+# The last two are found while the training messages are built (rsr_core/export/messages.py).
+LEFT_OUT_REASONS = (
+    "direct_terminus",
+    "eval",
+    "harness",
+    "scripted",
+    "verifier_tampered",
+    "not_verified",
+    "answer_transfer",
+    "human_rejected",
+    "no_steps",
+    "no_instruction",
+)
 
-# Rewrites train iff REWRITE_STATUS_SQL keeps them; discovery runs iff terminus-2 solved the task; evals never.
-# Other discovery harnesses (StateM, RSRT, …) carry scaffolding the model will not have at inference.
-_SELECTED_SQL = f"""
-WITH status AS ({REWRITE_STATUS_SQL}),
-selected AS (
+# Rewrites train iff the `rewrite_status` view keeps them; discovery runs iff terminus-2 solved the task
+# (rsr_solved: reward >= 1 without tampering); evals never. Other discovery harnesses (StateM, RSRT, …) carry
+# scaffolding the model will not have at inference. Scripted runs (replayed answers) only on request.
+_SELECTED_SQL = """
+WITH selected AS (
     SELECT t.trajectory_id, t.task_id, t.kind, t.harness, t.n_steps, t.rowid AS row_order,
         CASE
             WHEN NOT $include_direct AND t.kind = 'discovery' AND t.harness = 'terminus-2' THEN 'direct_terminus'
             WHEN NOT $training THEN NULL
             WHEN t.kind = 'eval' THEN 'eval'
-            WHEN t.kind = 'rewrite' THEN CASE
-                WHEN s.kept THEN NULL
-                WHEN NOT s.verified THEN 'not_verified'
-                WHEN s.answer_transfer THEN 'answer_transfer'
-                ELSE 'human_rejected' END
-            WHEN t.harness <> 'terminus-2' THEN 'harness'
-            WHEN coalesce(t.reward, 0) < 1.0 THEN 'not_verified'
+            WHEN t.kind = 'discovery' AND t.harness <> 'terminus-2' THEN 'harness'
+            WHEN t.scripted AND NOT $include_scripted THEN 'scripted'
+            WHEN coalesce(t.verifier_tampered, FALSE) THEN 'verifier_tampered'
+            WHEN NOT rsr_solved(t.reward, t.verifier_tampered) THEN 'not_verified'
+            WHEN t.kind = 'rewrite' AND s.answer_transfer THEN 'answer_transfer'
+            WHEN t.kind = 'rewrite' AND s.human_rejected THEN 'human_rejected'
         END AS left_out
-    FROM trajectories t LEFT JOIN status s USING (trajectory_id)
+    FROM trajectories t LEFT JOIN rewrite_status s USING (trajectory_id)
     WHERE list_contains($kinds, t.kind) AND (len($tasks) = 0 OR list_contains($tasks, t.task_id))
 )
 """
 
 
 def _params(
-    kinds: Iterable[str], task_ids: Iterable[str], include_direct_terminus: bool, training: bool
+    kinds: Iterable[str],
+    task_ids: Iterable[str],
+    include_direct_terminus: bool,
+    training: bool,
+    include_scripted: bool = False,
 ) -> dict[str, Any]:
     return {
         "kinds": list(kinds),
         "tasks": list(task_ids),
         "include_direct": include_direct_terminus,
         "training": training,
+        "include_scripted": include_scripted,
     }
 
 
@@ -61,9 +77,10 @@ def selection_counts(
     task_ids: Iterable[str] = (),
     include_direct_terminus: bool = True,
     training: bool = True,
+    include_scripted: bool = False,
 ) -> list[tuple[str | None, str, str, int]]:
     """(left_out reason or None for exported, kind, harness, count) over the selected trajectories."""
-    params = _params(kinds, task_ids, include_direct_terminus, training)
+    params = _params(kinds, task_ids, include_direct_terminus, training, include_scripted)
     sql = _SELECTED_SQL + "SELECT left_out, kind, harness, count(*) FROM selected GROUP BY ALL ORDER BY ALL"
     return [(r[0], r[1], r[2], int(r[3])) for r in cur.execute(sql, params).fetchall()]
 
@@ -106,6 +123,16 @@ def read_trajectories(cur: duckdb.DuckDBPyConnection, ids: pa.Array | list[str])
         meta = decode_trajectory_row(meta)
         out.append(Trajectory(**meta, steps=steps_of.get(meta["trajectory_id"], [])))
     return out
+
+
+def task_instructions(cur: duckdb.DuckDBPyConnection, task_ids: Iterable[str]) -> dict[str, str]:
+    """The instruction of each of these tasks that has one."""
+    table = pa.table({"task_id": pa.array(sorted(set(task_ids)), pa.string())})
+    with registered(cur, "_export_instr", table) as name:
+        rows = cur.execute(
+            f"SELECT task_id, instruction FROM tasks JOIN {name} USING (task_id) WHERE instruction IS NOT NULL"
+        ).fetchall()
+    return dict(rows)
 
 
 def task_categories(cur: duckdb.DuckDBPyConnection, task_ids: Iterable[str]) -> dict[str, str | None]:

@@ -96,9 +96,10 @@ def stream_selected(
     task_ids: Iterable[str] = (),
     include_direct_terminus: bool = True,
     training: bool = True,
+    include_scripted: bool = False,
 ) -> Iterator[Trajectory]:
     """The selected trajectories (those not left out), whole, in storage order."""
-    params = _params(kinds, task_ids, include_direct_terminus, training)
+    params = _params(kinds, task_ids, include_direct_terminus, training, include_scripted)
     cursors = [cur.cursor() for _ in range(4)]  # each stream keeps its result open; `cur` serves fallbacks
     try:
         order = _selected_order(cursors[0], params)

@@ -27,26 +27,44 @@ def set_status(
     status: str,
     owner_pid: int | None = None,
     error: str | None = None,
+    owner_host: str | None = None,
 ) -> None:
-    """Update a job's status (and who runs it)."""
+    """Update a job's status (and who runs it); a job that is not running has no owner and no cancel request."""
     cur.execute(
-        "UPDATE jobs SET status = ?, owner_pid = ?, error = ?, updated_at = current_timestamp "
+        "UPDATE jobs SET status = ?, owner_pid = ?, owner_host = ?, error = ?, updated_at = current_timestamp, "
+        "cancel_requested = CASE WHEN ? = 'running' THEN cancel_requested ELSE FALSE END "
         "WHERE job_id = ?",
-        [status, owner_pid, error, job_id],
+        [status, owner_pid, owner_host, error, status, job_id],
     )
+
+
+def request_cancel(cur: duckdb.DuckDBPyConnection, job_id: str) -> None:
+    """Ask the job's runner, wherever it runs, to stop after the units in flight (it polls this flag)."""
+    cur.execute(
+        "UPDATE jobs SET cancel_requested = TRUE, updated_at = current_timestamp WHERE job_id = ?", [job_id]
+    )
+
+
+def cancel_requested(cur: duckdb.DuckDBPyConnection, job_id: str) -> bool:
+    """Has someone asked this job to stop?"""
+    row = one(cur, "SELECT cancel_requested FROM jobs WHERE job_id = ?", [job_id])
+    return bool(row and row[0])
 
 
 def get_job(cur: duckdb.DuckDBPyConnection, job_id: str) -> dict[str, Any] | None:
     """A job row with decoded params."""
     row = one(
         cur,
-        "SELECT job_id, status, params, scripted, owner_pid, error, created_at, updated_at FROM jobs "
-        "WHERE job_id = ?",
+        "SELECT job_id, status, params, scripted, owner_pid, error, created_at, updated_at, owner_host, "
+        "cancel_requested FROM jobs WHERE job_id = ?",
         [job_id],
     )
     if row is None:
         return None
-    keys = ("job_id", "status", "params", "scripted", "owner_pid", "error", "created_at", "updated_at")
+    keys = (
+        "job_id", "status", "params", "scripted", "owner_pid", "error", "created_at", "updated_at", "owner_host",
+        "cancel_requested",
+    )  # fmt: skip
     job = dict(zip(keys, row, strict=True))
     job["params"] = json.loads(job["params"])
     return job
@@ -177,9 +195,8 @@ def approved_without_executions(cur: duckdb.DuckDBPyConnection, job_id: str) -> 
     """Runbooks of the job that passed the critic and a human approved, with no execution units yet."""
     rows = cur.execute(
         """
-        WITH latest AS (SELECT runbook_id, arg_max(decision, seq) AS decision FROM reviews GROUP BY runbook_id)
-        SELECT r.runbook_id FROM runbooks r JOIN latest l USING (runbook_id)
-        WHERE r.job_id = ? AND r.critic_verdict = 'pass' AND l.decision = 'approve'
+        SELECT r.runbook_id FROM runbook_status r
+        WHERE r.job_id = ? AND r.status = 'approved'
           AND NOT EXISTS (SELECT 1 FROM work_units u WHERE u.job_id = r.job_id AND u.kind = 'execute'
                           AND u.payload->>'runbook_id' = r.runbook_id)
         ORDER BY r.runbook_id
@@ -194,9 +211,7 @@ def pending_review(cur: duckdb.DuckDBPyConnection, job_id: str) -> int:
     return one(
         cur,
         """
-        WITH latest AS (SELECT runbook_id, arg_max(decision, seq) AS decision FROM reviews GROUP BY runbook_id)
-        SELECT count(*) FROM runbooks r LEFT JOIN latest l USING (runbook_id)
-        WHERE r.job_id = ? AND r.critic_verdict = 'pass' AND l.decision IS NULL
+        SELECT count(*) FROM runbook_status WHERE job_id = ? AND status = 'pending_review'
         """,
         [job_id],
     )[0]

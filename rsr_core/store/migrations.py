@@ -204,6 +204,18 @@ MIGRATIONS.append(
         ALTER TABLE tasks ADD COLUMN pids_limit INTEGER;
         ALTER TABLE tasks ADD COLUMN cap_add VARCHAR[];
         ALTER TABLE steps ADD COLUMN copied_context BOOLEAN DEFAULT FALSE;
+        ALTER TABLE jobs ADD COLUMN cancel_requested BOOLEAN DEFAULT FALSE;
+        ALTER TABLE jobs ADD COLUMN owner_host VARCHAR;
+        ALTER TABLE work_units ADD COLUMN worker VARCHAR;
+        ALTER TABLE work_units ADD COLUMN model VARCHAR;
+        ALTER TABLE work_units ADD COLUMN prompt_tokens BIGINT;
+        ALTER TABLE work_units ADD COLUMN completion_tokens BIGINT;
+        ALTER TABLE work_units ADD COLUMN cost_usd DOUBLE;
+        CREATE TABLE app_settings (
+            key VARCHAR PRIMARY KEY,
+            value JSON NOT NULL,
+            updated_at TIMESTAMP DEFAULT current_timestamp
+        );
         -- A run solved (verified) its task iff its reward is >= 1.0 and it did not tamper with the verifier.
         CREATE MACRO rsr_solved(reward, tampered) AS coalesce(reward, 0) >= 1.0 AND NOT coalesce(tampered, FALSE);
         -- The one definition of a runbook round's status. The critic's verdict comes first: a critic-rejected
@@ -227,18 +239,24 @@ MIGRATIONS.append(
                     ELSE 'approved' END AS status
         FROM runbooks r LEFT JOIN latest l USING (runbook_id) LEFT JOIN jobs j USING (job_id);
         -- A rewrite is kept iff it is verified (rsr_solved), shows no answer transfer (a rewrite without a
-        -- check counts as showing none) and its runbook is not human_rejected.
+        -- check counts as showing none) and its runbook is not human_rejected. A rewrite whose runbook round is
+        -- not in this database (ingested from an archive, which carries the review history only) is
+        -- human-rejected when its runbook's latest review is a rejection.
         CREATE VIEW rewrite_status AS
+        WITH latest AS (SELECT runbook_id, arg_max(decision, seq) AS decision FROM reviews GROUP BY runbook_id)
         SELECT t.trajectory_id, t.task_id, t.source_trajectory_id, t.runbook_id, t.job_id, t.reward,
                coalesce(t.verifier_tampered, FALSE) AS verifier_tampered,
                rsr_solved(t.reward, t.verifier_tampered) AS verified,
                coalesce(tc.answer_transfer, FALSE) AS answer_transfer,
-               coalesce(rs.status = 'human_rejected', FALSE) AS human_rejected,
+               CASE WHEN rs.runbook_id IS NOT NULL THEN rs.status = 'human_rejected'
+                    ELSE coalesce(l.decision = 'reject', FALSE) END AS human_rejected,
                rsr_solved(t.reward, t.verifier_tampered) AND NOT coalesce(tc.answer_transfer, FALSE)
-                   AND NOT coalesce(rs.status = 'human_rejected', FALSE) AS kept
+                   AND NOT CASE WHEN rs.runbook_id IS NOT NULL THEN rs.status = 'human_rejected'
+                                ELSE coalesce(l.decision = 'reject', FALSE) END AS kept
         FROM trajectories t
         LEFT JOIN transfer_checks tc USING (trajectory_id)
         LEFT JOIN runbook_status rs ON rs.runbook_id = t.runbook_id
+        LEFT JOIN latest l ON l.runbook_id = t.runbook_id
         WHERE t.kind = 'rewrite';
         """,
     )

@@ -9,23 +9,10 @@ import duckdb
 from rsr_core.models import SCHEMA_VERSION, CriticFlag, Review, Runbook, TransferVerdict
 from rsr_core.store.sql import one
 
-# A rewrite is kept iff it passed the verifier, shows no answer transfer and its runbook's latest human
-# review is not a rejection. A rewrite without a transfer check counts as showing none.
-REWRITE_STATUS_SQL = """
-WITH latest_review AS (
-    SELECT runbook_id, arg_max(decision, seq) AS decision FROM reviews GROUP BY runbook_id
-)
-SELECT t.trajectory_id, t.task_id, t.source_trajectory_id, t.runbook_id, t.reward,
-       coalesce(t.reward, 0) >= 1.0 AS verified,
-       coalesce(tc.answer_transfer, FALSE) AS answer_transfer,
-       coalesce(lr.decision = 'reject', FALSE) AS human_rejected,
-       coalesce(t.reward, 0) >= 1.0 AND NOT coalesce(tc.answer_transfer, FALSE)
-           AND NOT coalesce(lr.decision = 'reject', FALSE) AS kept
-FROM trajectories t
-LEFT JOIN transfer_checks tc USING (trajectory_id)
-LEFT JOIN latest_review lr ON lr.runbook_id = t.runbook_id
-WHERE t.kind = 'rewrite'
-"""
+# Every rewrite trajectory with verified / answer_transfer / human_rejected / kept: the `rewrite_status` view
+# (migration 3) is the one definition; runbook rounds have theirs in the `runbook_status` view.
+REWRITE_STATUS_SQL = "SELECT * FROM rewrite_status"
+RUNBOOK_STATUSES = ("critic_pending", "critic_rejected", "pending_review", "approved", "human_rejected")
 
 RUNBOOK_COLUMNS = (
     "runbook_id", "lineage_id", "source_trajectory_id", "task_id", "job_id", "variant", "round",
@@ -160,40 +147,109 @@ def rewrite_status(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
 
 
 def funnel(cur: duckdb.DuckDBPyConnection) -> dict[str, Any]:
-    """`rsr stats funnel`. Runbooks count every round; each lands in exactly one of critic_rejected,
-    approved, pending_review or human_rejected. answer_transfer counts verified rewrites flagged."""
+    """`rsr stats funnel`. Runbooks count every round; each lands in exactly one status of the `runbook_status`
+    view (critic_pending, critic_rejected, approved, pending_review, human_rejected), so those buckets sum to
+    `runbooks`. verified excludes runs that tampered with the verifier; answer_transfer counts verified
+    rewrites flagged; kept follows the `rewrite_status` view."""
     rb = one(
         cur,
         """
-        WITH latest AS (SELECT runbook_id, arg_max(decision, seq) AS decision FROM reviews GROUP BY runbook_id)
         SELECT count(DISTINCT source_trajectory_id), count(*),
-               count(*) FILTER (WHERE critic_verdict = 'reject'),
-               count(*) FILTER (WHERE critic_verdict = 'pass' AND (l.decision = 'approve'
-                   OR (l.decision IS NULL AND NOT coalesce(j.params->>'gate' = 'human', FALSE)))),
-               count(*) FILTER (WHERE critic_verdict = 'pass' AND l.decision IS NULL
-                   AND coalesce(j.params->>'gate' = 'human', FALSE)),
-               count(*) FILTER (WHERE l.decision = 'reject')
-        FROM runbooks r LEFT JOIN latest l USING (runbook_id) LEFT JOIN jobs j USING (job_id)
+               count(*) FILTER (WHERE status = 'critic_rejected'),
+               count(*) FILTER (WHERE status = 'approved'),
+               count(*) FILTER (WHERE status = 'pending_review'),
+               count(*) FILTER (WHERE status = 'human_rejected'),
+               count(*) FILTER (WHERE status = 'critic_pending')
+        FROM runbook_status
         """,
     )
     ex = one(
         cur,
-        f"""SELECT count(*), count(*) FILTER (WHERE verified),
+        """SELECT count(*), count(*) FILTER (WHERE verified),
                    count(*) FILTER (WHERE verified AND answer_transfer), count(*) FILTER (WHERE kept),
-                   count(DISTINCT source_trajectory_id) FILTER (WHERE kept)
-            FROM ({REWRITE_STATUS_SQL})""",
+                   count(DISTINCT source_trajectory_id) FILTER (WHERE kept),
+                   count(*) FILTER (WHERE verifier_tampered)
+            FROM rewrite_status""",
     )
+    assert rb is not None and ex is not None
     kept, kept_sources = ex[3], ex[4]
     return {
         "sources": rb[0],
         "runbooks": rb[1],
+        "critic_pending": rb[6],
         "critic_rejected": rb[2],
         "approved": rb[3],
         "pending_review": rb[4],
         "human_rejected": rb[5],
         "executions": ex[0],
+        "verifier_tampered": ex[5],
         "verified": ex[1],
         "answer_transfer": ex[2],
         "kept": kept,
         "expansion_ratio": kept / kept_sources if kept_sources else 0.0,
+    }
+
+
+def runbook_status_of(cur: duckdb.DuckDBPyConnection, runbook_id: str) -> str | None:
+    """The status of one runbook round (the `runbook_status` view), None when unknown."""
+    row = one(cur, "SELECT status FROM runbook_status WHERE runbook_id = ?", [runbook_id])
+    return row[0] if row else None
+
+
+def runbook_rows(
+    cur: duckdb.DuckDBPyConnection, status: str | None = None, task_id: str | None = None
+) -> list[dict[str, Any]]:
+    """Runbook rounds with their status (`runbook_status`), flag count and executions, for `rsr runbooks list`."""
+    res = cur.execute(
+        """
+        SELECT s.runbook_id, s.status, s.task_id, s.variant, s.round, s.critic_verdict,
+               (SELECT count(*) FROM critic_flags f WHERE f.runbook_id = s.runbook_id) AS flags,
+               s.review, s.last_reviewer, s.reviews,
+               (SELECT count(*) FROM trajectories t WHERE t.runbook_id = s.runbook_id) AS executions,
+               s.source_trajectory_id, s.job_id
+        FROM runbook_status s
+        WHERE (? IS NULL OR s.status = ?) AND (? IS NULL OR s.task_id = ?)
+        ORDER BY s.task_id, s.source_trajectory_id, s.variant, s.round
+        """,
+        [status, status, task_id, task_id],
+    )
+    names = [d[0] for d in res.description]
+    return [dict(zip(names, r, strict=True)) for r in res.fetchall()]
+
+
+def runbook_dossier(cur: duckdb.DuckDBPyConnection, runbook_id: str) -> dict[str, Any] | None:
+    """Everything about one runbook round for `rsr runbooks show`: its five parts and status, every critic round
+    of its lineage with flags and evidence, its review history and the executions of every round."""
+    rb = get_runbook(cur, runbook_id)
+    if rb is None:
+        return None
+    rounds = []
+    for r in runbooks_where(cur, "lineage_id", rb.lineage_id):
+        rounds.append(
+            {
+                "runbook_id": r.runbook_id,
+                "round": r.round,
+                "critic_verdict": r.critic_verdict,
+                "status": runbook_status_of(cur, r.runbook_id),
+                "flags": [
+                    f.model_dump(mode="json", exclude={"schema_version"}) for f in flags_of(cur, r.runbook_id)
+                ],
+            }
+        )
+    res = cur.execute(
+        "SELECT * FROM rewrite_status WHERE runbook_id IN (SELECT runbook_id FROM runbooks WHERE lineage_id = ?) "
+        "ORDER BY runbook_id, trajectory_id",
+        [rb.lineage_id],
+    )
+    names = [d[0] for d in res.description]
+    return {
+        "runbook": rb.model_dump(mode="json", exclude={"schema_version"}),
+        "status": runbook_status_of(cur, runbook_id),
+        "text": rb.text(),
+        "rounds": rounds,
+        "reviews": [
+            r.model_dump(mode="json", include={"decision", "reviewer", "reason", "created_at"})
+            for r in reviews_of(cur, runbook_id)
+        ],
+        "executions": [dict(zip(names, row, strict=True)) for row in res.fetchall()],
     }

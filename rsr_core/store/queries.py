@@ -25,10 +25,11 @@ def summary(cur: duckdb.DuckDBPyConnection) -> dict[str, Any]:
 
 
 def coverage(cur: duckdb.DuckDBPyConnection) -> dict[str, Any]:
-    """`rsr stats coverage`: solved = some discovery run of the harness on the task has reward >= 1."""
+    """`rsr stats coverage`: solved = some discovery run of the harness on the task has reward >= 1 and did not
+    tamper with the verifier (`rsr_solved`)."""
     rows = cur.execute(
         """
-        SELECT harness, task_id, max(coalesce(reward, 0) >= 1.0) AS solved
+        SELECT harness, task_id, max(rsr_solved(reward, verifier_tampered)) AS solved
         FROM trajectories WHERE kind = 'discovery' AND task_id IS NOT NULL
         GROUP BY harness, task_id
         """
@@ -72,6 +73,7 @@ class TrajectoryFilter:
     search: str | None = None
     source_trajectory_id: str | None = None
     runbook_id: str | None = None
+    tampered: bool | None = None
 
 
 def search_terms(text: str) -> list[str]:
@@ -91,6 +93,8 @@ def _where(f: TrajectoryFilter) -> tuple[str, list[Any]]:
         if value:
             clauses.append(f"{col} = ?")
             params.append(value)
+    if f.tampered is not None:
+        clauses.append(("" if f.tampered else "NOT ") + "coalesce(t.verifier_tampered, FALSE)")
     if f.category:
         clauses.append("t.task_id IN (SELECT task_id FROM tasks WHERE category = ?)")
         params.append(f.category)
@@ -140,6 +144,7 @@ LIST_COLUMNS = (
     "source_trajectory_id",
     "runbook_id",
     "scripted",
+    "verifier_tampered",
 )
 
 
@@ -294,9 +299,10 @@ def get_task(cur: duckdb.DuckDBPyConnection, task_id: str, with_hidden: bool = F
 
 
 def rewrite_sources(cur: duckdb.DuckDBPyConnection, sources: list[str], tasks: list[str]) -> list[str]:
-    """Successful discovery trajectories (reward >= 1.0, task known) among the given ids / tasks, or all."""
+    """Successful discovery trajectories (solved: reward >= 1.0, not tampered; task known) among the given ids /
+    tasks, or all."""
     sql = (
-        "SELECT trajectory_id FROM trajectories WHERE kind = 'discovery' AND reward >= 1.0 "
+        "SELECT trajectory_id FROM trajectories WHERE kind = 'discovery' AND rsr_solved(reward, verifier_tampered) "
         "AND task_id IS NOT NULL"
     )
     params: list[Any] = []

@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 import re
 import threading
-from collections.abc import Iterable, Iterator
+import time
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -64,21 +65,45 @@ def connect(path: str | os.PathLike[str], read_only: bool = False) -> duckdb.Duc
         raise
 
 
+DEFAULT_WAIT_S = 30.0
+Waiting = Callable[[str], None]
+
+
 class Store:
     """All reads and writes of RSR Studio's data.
 
     Accepts a path, ":memory:" or an open DuckDB connection, so tests use the real engine.
-    Each thread gets its own cursor on the shared connection.
+
+    A database file is never held between uses: `reading()` (a page's or a command's reads) and `transaction()`
+    open it, and it is closed again as soon as no one in this process uses it, so the app, any number of `rsr`
+    commands and job drivers share one file. DuckDB lets one process open a file at a time; a process that finds
+    it open elsewhere waits (up to `wait_s`, reporting the wait once through `on_wait`) and then fails with a
+    `StoreBusyError` naming the holder. `:memory:` and passed-in connections are kept open (nothing to share).
     """
 
-    def __init__(self, target: str | os.PathLike[str] | duckdb.DuckDBPyConnection, read_only: bool = False):
+    def __init__(
+        self,
+        target: str | os.PathLike[str] | duckdb.DuckDBPyConnection,
+        read_only: bool = False,
+        wait_s: float = DEFAULT_WAIT_S,
+        on_wait: Waiting | None = None,
+    ):
+        self._pinned: duckdb.DuckDBPyConnection | None = None
         if isinstance(target, duckdb.DuckDBPyConnection):
-            self._con = target
+            self._pinned = target
             self.path = ":connection:"
+        elif str(target) == ":memory:":
+            self._pinned = duckdb.connect(":memory:")
+            self.path = ":memory:"
         else:
-            self._con = connect(target, read_only=read_only)
             self.path = str(target)
         self.read_only = read_only
+        self.wait_s = wait_s
+        self.on_wait = on_wait
+        self._con: duckdb.DuckDBPyConnection | None = None
+        self._users = 0
+        self._held: list[duckdb.DuckDBPyConnection] = []
+        self._lock = threading.RLock()
         self._local = threading.local()
         self._write_lock = threading.RLock()
         if read_only:
@@ -87,23 +112,63 @@ class Store:
             self.migrate()
 
     # -- connection -----------------------------------------------------------------------------
-    def cursor(self) -> duckdb.DuckDBPyConnection:
-        """This thread's cursor (DuckDB connections are not shared across threads)."""
-        cur = getattr(self._local, "cur", None)
-        if cur is None:
-            cur = self._con.cursor()
-            self._local.cur = cur
-        return cur
+    def _open(self) -> duckdb.DuckDBPyConnection:
+        deadline = time.monotonic() + self.wait_s
+        delay, told = 0.01, False
+        while True:
+            try:
+                return connect(self.path, read_only=self.read_only)
+            except StoreBusyError as busy:
+                if time.monotonic() >= deadline:
+                    raise StoreBusyError(f"{busy} (waited {self.wait_s:g} s)", busy.pid) from None
+                if not told and self.on_wait is not None:
+                    self.on_wait(f"waiting for {self.path}: {busy}")
+                    told = True
+            time.sleep(delay)
+            delay = min(delay * 2, 0.2)
 
-    def close(self) -> None:
-        """Close the underlying connection."""
-        self._con.close()
+    def _acquire(self) -> duckdb.DuckDBPyConnection:
+        with self._lock:
+            if self._pinned is not None:
+                return self._pinned
+            if self._con is None:
+                self._con = self._open()
+            self._users += 1
+            return self._con
+
+    def _release(self) -> None:
+        with self._lock:
+            if self._pinned is not None:
+                return
+            self._users -= 1
+            if self._users == 0 and self._con is not None:
+                self._con.close()
+                self._con = None
+
+    @contextmanager
+    def reading(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A cursor of this thread's own for a group of reads; the file is let go afterwards (when no one else in
+        this process uses it)."""
+        local = getattr(self._local, "cur", None)
+        if local is not None:  # nested inside this thread's reading() or transaction(): share it
+            yield local
+            return
+        con = self._acquire()
+        try:
+            cur = con.cursor()
+            self._local.cur = cur
+            try:
+                yield cur
+            finally:
+                self._local.cur = None
+                cur.close()
+        finally:
+            self._release()
 
     @contextmanager
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """One write transaction; rolled back whole on any error."""
-        with self._write_lock:
-            cur = self.cursor()
+        with self._write_lock, self.reading() as cur:
             cur.execute("BEGIN TRANSACTION")
             try:
                 yield cur
@@ -112,26 +177,46 @@ class Store:
                 raise
             cur.execute("COMMIT")
 
+    def cursor(self) -> duckdb.DuckDBPyConnection:
+        """A cursor that keeps the database open until `close()` (tests and one-shot scripts; commands and pages
+        use `reading()` so that the file is not held)."""
+        with self._lock:
+            cur = self._acquire().cursor()
+            self._held.append(cur)
+            return cur
+
+    def close(self) -> None:
+        """Let go of everything this object holds (cursors from `cursor()`; an in-memory database is dropped)."""
+        with self._lock:
+            held, self._held = self._held, []
+            for cur in held:
+                cur.close()
+                self._release()
+            if self._pinned is not None and self.path == ":memory:":
+                self._pinned.close()
+
     def schema_version(self) -> int:
         """Latest applied migration (0 for an empty database)."""
-        cur = self.cursor()
-        exists = scalar(
-            cur, "SELECT count(*) FROM information_schema.tables WHERE table_name = 'schema_migrations'"
-        )
-        if not exists:
-            return 0
-        return scalar(cur, "SELECT coalesce(max(version), 0) FROM schema_migrations")
+        with self.reading() as cur:
+            exists = scalar(
+                cur, "SELECT count(*) FROM information_schema.tables WHERE table_name = 'schema_migrations'"
+            )
+            if not exists:
+                return 0
+            return scalar(cur, "SELECT coalesce(max(version), 0) FROM schema_migrations")
 
-    def _check_version(self) -> None:
+    def _check_version(self) -> int:
         version = self.schema_version()
         if version > LATEST_VERSION:
             raise StoreVersionError(
                 f"{self.path} has schema version {version}; this RSR Studio knows up to {LATEST_VERSION}"
             )
+        return version
 
     def migrate(self) -> int:
-        """Apply pending migrations in order; returns the resulting version."""
-        self._check_version()
+        """Apply pending migrations in order (a database that is up to date is only read); returns the version."""
+        if self._check_version() == LATEST_VERSION:
+            return LATEST_VERSION
         with self.transaction() as cur:
             cur.execute(
                 "CREATE TABLE IF NOT EXISTS schema_migrations ("
@@ -157,9 +242,8 @@ class Store:
         ids = list(set(trajectory_ids))
         if not ids:
             return {}
-        cur = self.cursor()
         table = pa.table({"trajectory_id": pa.array(ids, pa.string())})
-        with registered(cur, "_ids", table):
+        with self.reading() as cur, registered(cur, "_ids", table):
             rows = cur.execute(
                 "SELECT t.trajectory_id, t.content_hash FROM trajectories t JOIN _ids USING (trajectory_id)"
             ).fetchall()
@@ -170,8 +254,10 @@ class Store:
         ids = list({t for t in task_ids if t})
         if not ids:
             return set()
-        cur = self.cursor()
-        with registered(cur, "_tids", pa.table({"task_id": pa.array(ids, pa.string())})):
+        with (
+            self.reading() as cur,
+            registered(cur, "_tids", pa.table({"task_id": pa.array(ids, pa.string())})),
+        ):
             rows = cur.execute("SELECT task_id FROM tasks JOIN _tids USING (task_id)").fetchall()
         return {r[0] for r in rows}
 
@@ -236,32 +322,39 @@ class Store:
     # -- reads (SQL lives in queries.py) --------------------------------------------------------
     def summary(self) -> dict[str, Any]:
         """Counts of tasks, trajectories by kind, steps and commands."""
-        return queries.summary(self.cursor())
+        with self.reading() as cur:
+            return queries.summary(cur)
 
     def coverage(self) -> dict[str, Any]:
         """Tasks attempted / solved / uniquely solved per harness, union and gain over the best."""
-        return queries.coverage(self.cursor())
+        with self.reading() as cur:
+            return queries.coverage(cur)
 
     def list_trajectories(
         self, f: queries.TrajectoryFilter | None = None, limit: int = 50, offset: int = 0
     ) -> list[dict[str, Any]]:
         """One page of the trajectory list."""
-        return queries.list_trajectories(self.cursor(), f or queries.TrajectoryFilter(), limit, offset)
+        with self.reading() as cur:
+            return queries.list_trajectories(cur, f or queries.TrajectoryFilter(), limit, offset)
 
     def count_trajectories(self, f: queries.TrajectoryFilter | None = None) -> int:
         """Size of the filtered trajectory list."""
-        return queries.count_trajectories(self.cursor(), f or queries.TrajectoryFilter())
+        with self.reading() as cur:
+            return queries.count_trajectories(cur, f or queries.TrajectoryFilter())
 
     def get_trajectory(
         self, trajectory_id: str, step_from: int = 1, step_to: int | None = None
     ) -> Trajectory | None:
         """A trajectory with (a range of) its steps."""
-        return queries.get_trajectory(self.cursor(), trajectory_id, step_from, step_to)
+        with self.reading() as cur:
+            return queries.get_trajectory(cur, trajectory_id, step_from, step_to)
 
     def commands(self, trajectory_id: str) -> list[str]:
         """Normalised commands of a trajectory, in order."""
-        return queries.commands_of_trajectory(self.cursor(), trajectory_id)
+        with self.reading() as cur:
+            return queries.commands_of_trajectory(cur, trajectory_id)
 
     def get_task(self, task_id: str, with_hidden: bool = False) -> Task | None:
         """A task (hidden files only on request)."""
-        return queries.get_task(self.cursor(), task_id, with_hidden)
+        with self.reading() as cur:
+            return queries.get_task(cur, task_id, with_hidden)

@@ -41,7 +41,11 @@ class AppServices:
         if not url:
             raise ValueError("no endpoint: configure RSR_LLM_BASE_URL or use the scripted demo model")
         return LLMClient(
-            url, api_key or self.settings.api_key, self.settings.llm_timeout_s, self.settings.llm_max_retries
+            url,
+            api_key or self.settings.api_key,
+            self.settings.llm_timeout_s,
+            self.settings.llm_max_retries,
+            max_answer_bytes=self.settings.llm_max_answer_bytes,
         )
 
     def start_scripted_demo(self) -> str:

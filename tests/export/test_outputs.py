@@ -10,6 +10,7 @@ import pytest
 from rsr_core.cli import main
 from rsr_core.export import ExportError, export
 from rsr_core.export.writers import PARQUET_SCHEMA
+from rsr_core.outputs import OutputError
 from rsr_core.store import Store
 from tests.export.corpus import add_rewrite, add_task, trajectory
 
@@ -45,18 +46,21 @@ def test_exact_duplicates_are_dropped(small, tmp_path):
 
 def test_dataset_card_beside_the_output(small, tmp_path):
     summary = export(small, "sft-jsonl", tmp_path / "data" / "train.jsonl")
-    card = (tmp_path / "data" / "README.md").read_text()
-    assert summary.card == str(tmp_path / "data" / "README.md")
+    card = (tmp_path / "data" / "train.card.md").read_text()
+    assert summary.card == str(tmp_path / "data" / "train.card.md")
     assert "data_files: train.jsonl" in card and "rsr-studio 0.1.0" in card
     assert summary.created_at.date().isoformat() in card
     for line in ("| sales-report | 2 |", "| log-parse | 1 |", "| data-processing | 2 |", "| (none) | 1 |"):
         assert line in card
     assert "| terminus-2 | 3 |" in card and "| exact duplicate of an exported row | 1 |" in card
     assert "harness scaffolding) | 1 |" in card and "Training filters: on" in card
-    # a README.md that is not this output's card is never overwritten
-    export(small, "parquet", tmp_path / "data" / "train.parquet")
-    assert (tmp_path / "data" / "README.md").read_text() == card
-    assert "data_files: train.parquet" in (tmp_path / "data" / "train.README.md").read_text()
+    # nothing else is written beside the output; a second output with the same stem needs --force
+    assert sorted(p.name for p in (tmp_path / "data").iterdir()) == ["train.card.md", "train.jsonl"]
+    with pytest.raises(OutputError, match="train.card.md: exists; pass --force"):
+        export(small, "parquet", tmp_path / "data" / "train.parquet")
+    assert not (tmp_path / "data" / "train.parquet").exists()
+    export(small, "parquet", tmp_path / "data" / "train.parquet", force=True)
+    assert "data_files: train.parquet" in (tmp_path / "data" / "train.card.md").read_text()
     export(small, "atif", tmp_path / "atif")
     assert "ATIF-v1.6" in (tmp_path / "atif" / "README.md").read_text()
 
@@ -67,7 +71,7 @@ def test_parquet_reads_with_pyarrow_and_datasets(small, tmp_path, monkeypatch):
     table = pq.read_table(out)
     assert table.schema.equals(PARQUET_SCHEMA) and table.num_rows == 3
     jsonl = tmp_path / "train.jsonl"
-    export(small, "sft-jsonl", jsonl)
+    export(small, "sft-jsonl", jsonl, force=True)
     assert table.to_pylist() == [json.loads(line) for line in jsonl.read_text().splitlines()]
     datasets = pytest.importorskip("datasets")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
@@ -79,7 +83,7 @@ def test_parquet_reads_with_pyarrow_and_datasets(small, tmp_path, monkeypatch):
 def test_sharegpt_jsonl_and_json_array(small, tmp_path):
     export(small, "sharegpt", tmp_path / "s.jsonl")
     rows = [json.loads(line) for line in (tmp_path / "s.jsonl").read_text().splitlines()]
-    export(small, "sharegpt", tmp_path / "s.json")
+    export(small, "sharegpt", tmp_path / "s.json", force=True)  # same stem: the card is replaced
     assert json.loads((tmp_path / "s.json").read_text()) == rows
     assert [c["from"] for c in rows[0]["conversations"]][:3] == ["system", "human", "gpt"]
     assert set(rows[0]) >= {"conversations", "task_id", "trajectory_id", "runbook_id", "reward"}
@@ -88,11 +92,14 @@ def test_sharegpt_jsonl_and_json_array(small, tmp_path):
 def test_outputs_appear_only_when_complete(small, tmp_path):
     (tmp_path / "busy").mkdir()
     (tmp_path / "busy" / "x").write_text("keep")
-    with pytest.raises(ExportError, match="not an empty directory"):
+    with pytest.raises(OutputError, match="exists and is not empty"):
         export(small, "atif", tmp_path / "busy")
+    with pytest.raises(OutputError, match="not an earlier output of this kind"):
+        export(small, "atif", tmp_path / "busy", force=True)
     with pytest.raises(ExportError, match="is a directory"):
         export(small, "sft-jsonl", tmp_path / "busy")
-    assert not list(tmp_path.glob("*.partial"))
+    assert (tmp_path / "busy" / "x").read_text() == "keep"
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".") or "card" in p.name]
 
 
 def test_cli_prints_left_out_reasons_and_json(small, tmp_path, capsys):
@@ -111,7 +118,10 @@ def test_cli_prints_left_out_reasons_and_json(small, tmp_path, capsys):
         and data["left_out"]["direct_terminus"] == 1
         and data["left_out"]["harness"] == 1
     )
-    assert main([*args, "--task", "log-parse", "--all"]) == 0
+    assert main([*args, "--task", "log-parse", "--all"]) == 1  # the output exists now
+    assert "c.jsonl: exists; pass --force" in capsys.readouterr().err
+    assert main([*args, "--task", "log-parse", "--all", "--force"]) == 0
     assert json.loads(capsys.readouterr().out)["exported"] == 2
     assert main(["export", "--format", "atif", "--out", str(tmp_path), "--db", db]) == 1
-    assert "not an empty directory" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "exists and is not empty" in err and len(err.strip().splitlines()) == 1

@@ -65,7 +65,7 @@ def corpus():
 
 def _exported_ids(store, tmp_path, filters=None, fmt="sft-jsonl"):
     out = tmp_path / f"out-{fmt}.jsonl"
-    summary = export(store, fmt, out, filters)
+    summary = export(store, fmt, out, filters, force=True)
     return {json.loads(line)["trajectory_id"] for line in out.read_text().splitlines()}, summary
 
 
@@ -87,7 +87,7 @@ def test_exported_rows_are_exactly_those_that_should_train(corpus, tmp_path):
 def test_preview_matches_the_export(corpus, tmp_path):
     store, expected, reasons = corpus
     p = preview(store)
-    assert p.eligible == len(expected) and p.left_out.total == len(reasons)
+    assert p.eligible == p.exported == len(expected) and p.left_out.total == len(reasons)
     assert p.eligible_by_kind == {"rewrite": len(expected) - 1, "discovery": 1}
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 
 import openai
@@ -48,14 +49,64 @@ def test_models_and_rules_through_the_openai_client(server):
     assert llm.calls == 6 and llm.prompt_tokens > 0 and llm.completion_tokens > 0
 
 
-def test_retries_on_429_then_succeeds(server):
-    llm = LLMClient(server.url, max_retries=3, backoff_s=0.01)
-    assert llm.complete([{"role": "user", "content": "x"}], "m-flaky").text == "finally"
-    assert sum(1 for r in server.requests if r["model"] == "m-flaky") == 3
+def test_retries_on_429_then_succeeds_honouring_retry_after():
+    script = {
+        "rules": [
+            {"model": "m-flaky", "error": {"status": 429, "times": 2, "retry_after_ms": 400}},
+            {"model": "m-flaky", "response": "finally"},
+        ]
+    }
+    srv = ScriptedServer(script).start()
+    try:
+        llm = LLMClient(srv.url, max_retries=3, backoff_s=0.01)
+        assert llm.complete([{"role": "user", "content": "x"}], "m-flaky").text == "finally"
+        times = [r["at"] for r in srv.requests]
+        assert len(times) == 3
+        # the server asked for 400 ms between tries (retry-after-ms); the SDK's own backoff would be shorter
+        assert all(b - a >= 0.35 for a, b in zip(times, times[1:], strict=False))
+    finally:
+        srv.stop()
+
+
+@pytest.mark.parametrize(
+    ("error", "said"),
+    [
+        (
+            {"status": 200, "body": "<html>bad gateway</html>"},
+            "not a chat completion: '<html>bad gateway</html>'",
+        ),
+        ({"status": 200, "body": '{"unexpected": true}'}, "not a chat completion"),
+        ({"status": 200, "choices": []}, "empty `choices` list"),
+    ],
+)
+def test_malformed_success_is_retried_then_fails_saying_what_came_back(error, said):
+    srv = ScriptedServer({"rules": [{"model": "m", "error": {**error, "times": 2}}, {"model": "m", "response": "ok"},
+                                    {"model": "never", "error": {**error, "times": 99}}]}).start()  # fmt: skip
+    try:
+        llm = LLMClient(srv.url, max_retries=2, backoff_s=0.01)
+        assert llm.complete([{"role": "user", "content": "x"}], "m").text == "ok"
+        with pytest.raises(LLMError, match=re.escape(said)) as err:
+            llm.complete([{"role": "user", "content": "x"}], "never")
+        assert "after 3 tries" in str(err.value)
+        assert sum(1 for r in srv.requests if r["model"] == "never") == 3
+    finally:
+        srv.stop()
+
+
+def test_an_oversized_answer_is_cut_with_a_marker():
+    srv = ScriptedServer({"rules": [{"model": "m", "response": "é" * 5000}]}).start()
+    try:
+        c = LLMClient(srv.url, max_answer_bytes=1001).complete([{"role": "user", "content": "x"}], "m")
+        assert c.truncated and c.text.startswith("é" * 500) and "answer cut at 1001 bytes" in c.text
+        assert len(c.text.split("\n")[0].encode()) <= 1001
+    finally:
+        srv.stop()
 
 
 def test_gives_up_after_retries_and_on_unscripted_requests(server):
-    llm = LLMClient(server.url, max_retries=2, backoff_s=0.01)
+    llm = LLMClient(
+        server.url, max_retries=2, backoff_s=0.01
+    )  # the scripted errors ask for 10 ms between tries
     with pytest.raises(LLMError, match="503"):
         llm.complete([{"role": "user", "content": "x"}], "m-broken")
     assert sum(1 for r in server.requests if r["model"] == "m-broken") == 3

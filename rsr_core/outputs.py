@@ -1,0 +1,157 @@
+"""Writing output files and directories the user asked for, and nothing else.
+
+Every command that writes (`rsr export --out`, `rsr discover --out`, the app's export) goes through here:
+
+- an existing path is refused unless `force`; with `force` it is replaced only when it is a regular file, or a
+  directory that `ours` recognises as an earlier output of the same kind (never a device, fifo, socket or
+  symlink, never someone else's directory);
+- writes are atomic: the content goes to a hidden temporary name in the same directory and is renamed into
+  place only when complete, so a failed or interrupted write leaves the old output (or nothing) behind;
+- only the parent directories of the output are created; nothing else is written beside it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+
+class OutputError(RuntimeError):
+    """An output path cannot be written; the message names the path and the reason."""
+
+
+def _kind(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISLNK, "a symbolic link"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISFIFO, "a fifo"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISDIR, "a directory"),
+    ):
+        if test(mode):
+            return name
+    return "a regular file"
+
+
+def check_output(
+    path: Path, force: bool, directory: bool = False, ours: Callable[[Path], bool] | None = None
+) -> None:
+    """Refuse `path` as an output unless it is new, or `force` is given and replacing it is safe.
+
+    `directory`: the output is a directory; an existing empty directory is accepted as it is (nothing is lost),
+    a non-empty one only with `force` and when `ours(path)` says it is an earlier output of the same kind.
+    """
+    try:
+        st = path.lstat()
+    except FileNotFoundError:
+        _check_parent(path)
+        return
+    except OSError as exc:
+        raise OutputError(f"{path}: cannot be used as an output: {exc.strerror or exc}") from None
+    kind = _kind(st.st_mode)
+    if directory and stat.S_ISDIR(st.st_mode):
+        if not any(path.iterdir()):
+            return
+        if not force:
+            raise OutputError(f"{path}: exists and is not empty; pass --force to replace an earlier output")
+        if ours is None or not ours(path):
+            raise OutputError(
+                f"{path}: is a directory that is not an earlier output of this kind; not replaced"
+            )
+        return
+    if not stat.S_ISREG(st.st_mode):
+        expected = "a new directory" if directory else "a new or regular file"
+        raise OutputError(f"{path}: is {kind}; expected {expected} (not replaced, even with --force)")
+    if directory:
+        raise OutputError(f"{path}: is a regular file; this output is a directory (not replaced)")
+    if not force:
+        raise OutputError(f"{path}: exists; pass --force to replace it")
+
+
+def _check_parent(path: Path) -> None:
+    parent = path.parent
+    for ancestor in (parent, *parent.parents):
+        if ancestor.exists() or ancestor.is_symlink():
+            if not ancestor.is_dir():
+                raise OutputError(f"{path}: {ancestor} is not a directory")
+            return
+
+
+def _temp_name(path: Path) -> Path:
+    return path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.partial")
+
+
+def _make_parent(path: Path) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"{path}: cannot create {path.parent}: {exc.strerror or exc}") from None
+
+
+class AtomicFile:
+    """A file written under a temporary name in its directory and renamed into place by `commit`."""
+
+    def __init__(self, path: Path, force: bool = False, binary: bool = False):
+        check_output(path, force)
+        _make_parent(path)
+        self.path = path
+        self.temp = _temp_name(path)
+        try:
+            fd = os.open(self.temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except OSError as exc:
+            raise OutputError(f"{path}: cannot write in {path.parent}: {exc.strerror or exc}") from None
+        self.handle = os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8"}))
+
+    def commit(self) -> None:
+        """Close and move into place (the check is repeated: the path may have changed meanwhile)."""
+        self.handle.close()
+        try:
+            st = self.path.lstat()
+        except FileNotFoundError:
+            st = None
+        if st is not None and not stat.S_ISREG(st.st_mode):
+            self.abort()
+            raise OutputError(f"{self.path}: became {_kind(st.st_mode)} while writing; not replaced")
+        os.replace(self.temp, self.path)
+
+    def abort(self) -> None:
+        """Remove what was written."""
+        if not self.handle.closed:
+            self.handle.close()
+        self.temp.unlink(missing_ok=True)
+
+
+class AtomicDir:
+    """A directory filled under a temporary name and swapped into place by `commit`."""
+
+    def __init__(self, path: Path, force: bool = False, ours: Callable[[Path], bool] | None = None):
+        check_output(path, force, directory=True, ours=ours)
+        _make_parent(path)
+        self.path = path
+        self.temp = _temp_name(path)
+        try:
+            self.temp.mkdir()
+        except OSError as exc:
+            raise OutputError(f"{path}: cannot write in {path.parent}: {exc.strerror or exc}") from None
+
+    def commit(self) -> None:
+        """Move the directory into place; an earlier output (or an empty directory) is removed after the swap."""
+        old = None
+        if self.path.is_dir() and not self.path.is_symlink():
+            old = _temp_name(self.path)
+            os.rename(self.path, old)
+        elif self.path.exists() or self.path.is_symlink():
+            self.abort()
+            raise OutputError(f"{self.path}: appeared while writing; not replaced")
+        os.rename(self.temp, self.path)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+
+    def abort(self) -> None:
+        """Remove what was written."""
+        shutil.rmtree(self.temp, ignore_errors=True)
