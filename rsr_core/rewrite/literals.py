@@ -1,5 +1,5 @@
-"""Literals: what hidden tests and solutions contain (for the Critic), and the values commands use (for the
-answer-transfer filter)."""
+"""Literals: what hidden tests and solutions contain (for the Critic and the answer-transfer filter), and the
+values commands use (for the answer-transfer filter)."""
 
 from __future__ import annotations
 
@@ -106,21 +106,25 @@ def final_contents(source: Trajectory) -> list[Hidden]:
     return out
 
 
-_OPTION_VALUE = re.compile(r"(?:^|\s)-{1,2}[A-Za-z][\w-]*(?:\s+|=)-?\d+(?:\.\d+)?")
-_ESCAPES = {"\\n": "\n", "\\t": "\t"}
-
-
-def value_literals(command: str) -> list[str]:
-    """Data values a command uses: the parts of quoted data strings (not code) and bare numbers of two or more
-    characters that are not option arguments (`head -n 50` is how, not what)."""
-    values: list[str] = []
-    for m in _QUOTED.finditer(command):
-        text = _quoted(m)
+def hidden_phrases(task: Task, source: Trajectory, min_len: int) -> list[tuple[str, str]]:
+    """Multi-word data values the run could not see, with where they are: string literals of the tests and the
+    solution and the lines the source run wrote into files (single words are found token by token)."""
+    where = {"verifier_leak": "the tests", "solution_leak": "the solution"}
+    out: list[tuple[str, str]] = []
+    for h in hidden_texts(task) + final_contents(source):
+        text = " ".join(h.text.split())
+        if h.what not in ("literal", "final content") or " " not in text or len(text) < max(min_len, 8):
+            continue
         if _CODE_CHARS & set(text):
             continue
-        for escape, char in _ESCAPES.items():
-            text = text.replace(escape, char)
-        values += [tok for tok in re.split(r"[\s,;:=|]+", text) if len(tok) >= 2]
-    rest = _OPTION_VALUE.sub(" ", _QUOTED.sub(" ", command))
-    values += [n for n in _NUMBER.findall(rest) if len(n.lstrip("-")) >= 2]
-    return values
+        out.append((text, "the source run" if h.path == "source run" else where[h.kind]))
+    return out
+
+
+def value_literals(command: str, min_len: int = 4) -> list[str]:
+    """Every value a command uses, sorted: its non-trivial tokens (quoted or not: words, paths, numbers, codes,
+    here-doc bodies) in every form the shell or Python would turn them into (see rewrite/values.py)."""
+    from rsr_core.rewrite.values import value_tokens  # values imports shellnorm, which is heavier than this
+
+    found = value_tokens(command, min_len).values()
+    return sorted(tok for tok, how in found if "reversed" not in how and "rot13" not in how)

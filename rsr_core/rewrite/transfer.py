@@ -1,64 +1,116 @@
 """The answer-transfer filter: did a rewrite use a value it could not have derived itself?
 
-Deterministic: a value literal in the rewrite's commands that appears in the runbook, the source run or the
-solution, but neither in the instruction nor in any earlier observation of the same run. Plus a model check.
+Deterministic rule: a token of the rewrite's commands (any token — quoted or not, words, paths, numbers, codes,
+here-doc bodies — in any form the shell or a Python one-liner turns back into it: see values.py) is evidence when
+it is not trivial (tokens.py), the runbook, the source run, the solution or the tests contain it, and neither the
+instruction nor anything the run saw before using it (its prompt, earlier observations, decoded or reversed)
+showed it. A model check runs beside it; either one flagging a rewrite makes it transfer.
 """
 
 from __future__ import annotations
 
-import re
+from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from rsr_core import prompts
+from rsr_core.analysis.commands import TMUX_KEY_NAMES
 from rsr_core.models import Runbook, Task, Trajectory, TransferVerdict
 from rsr_core.protocols import LLM
 from rsr_core.rewrite.compress import condense
-from rsr_core.rewrite.literals import value_literals
+from rsr_core.rewrite.literals import hidden_phrases
 from rsr_core.rewrite.llm_json import ModelOutputError, ask_json
+from rsr_core.rewrite.tokens import has_word
+from rsr_core.rewrite.values import collapsed, command_views, observed_views, phrase_found, value_tokens
+
+MAX_SHOWN = 60  # longest value quoted in an evidence line
 
 
-def _source_text(source: Trajectory) -> str:
-    parts = []
-    for s in source.steps:
-        parts += [c.keystrokes for c in s.commands]
-        parts.append(s.observation or "")
-    return "\n".join(parts)
+@dataclass(frozen=True)
+class HiddenCorpus:
+    """Where values the run could not see are written, lower-cased."""
+
+    places: tuple[tuple[str, str], ...]
+    phrases: tuple[tuple[str, str], ...]  # (multi-word value, where)
+
+    @classmethod
+    def of(cls, runbook: Runbook, source: Trajectory, task: Task, public: str, min_len: int) -> HiddenCorpus:
+        run = "\n".join(
+            [c.keystrokes for s in source.steps for c in s.commands]
+            + [s.observation or "" for s in source.steps]
+        )
+        places = [
+            ("the runbook", runbook.text()),
+            ("the source run", run),
+            ("the solution", "\n".join(f.content for f in task.files if f.role == "solution")),
+            ("the tests", "\n".join(f.content for f in task.files if f.role == "test")),
+        ]
+        phrases = [
+            (p, where) for p, where in hidden_phrases(task, source, min_len) if collapsed(p) not in public
+        ]
+        return cls(
+            tuple((where, text.lower()) for where, text in places if text),
+            tuple((collapsed(p), where) for p, where in phrases),
+        )
+
+    def where(self, token_lower: str) -> list[str]:
+        """The places that contain the token as a whole word."""
+        return [where for where, text in self.places if has_word(text, token_lower)]
+
+
+def _typed(keystrokes: str) -> str:
+    # A batch that is only a tmux key name is a key press, not text: Enter and the interrupts end the line.
+    name = keystrokes.strip()
+    if name in TMUX_KEY_NAMES:
+        return "\n" if name in ("Enter", "C-c", "C-d", "C-z") else ""
+    return keystrokes
+
+
+def _line(step: int, value: str, how: str, where: list[str]) -> str:
+    shown = value if len(value) <= MAX_SHOWN else value[: MAX_SHOWN - 1] + "…"
+    form = f" ({how})" if how else ""
+    places = " and ".join(where) if len(where) < 3 else ", ".join(where[:-1]) + " and " + where[-1]
+    return f"step {step}: {shown!r}{form} is used before the run saw it; it is in {places}"
 
 
 def deterministic_transfer(
-    rewrite: Trajectory, runbook: Runbook, source: Trajectory, task: Task
+    rewrite: Trajectory, runbook: Runbook, source: Trajectory, task: Task, min_len: int = 4
 ) -> list[str]:
     """Evidence lines, one per transferred value (empty when none)."""
-    known_elsewhere = "\n".join(
-        [runbook.text(), _source_text(source), *(f.content for f in task.files if f.role == "solution")]
-    )
-    # Case is ignored for what the run saw: a value it upper-cased (PORT from "port") was still derived.
-    seen = ((task.instruction or "") + "\n" + (rewrite.instruction or "")).lower()
+    public = collapsed((task.instruction or "") + "\n" + (rewrite.instruction or ""))
+    hidden = HiddenCorpus.of(runbook, source, task, public, min_len)
+    seen: list[str] = [public]
+    typed, used, used_phrases = "", set[str](), set[str]()
     evidence: list[str] = []
     for step in rewrite.steps:
         if step.private_guidance:
             continue
         if step.source != "agent":
-            seen += "\n" + step.message.lower()  # the prompt shows the initial terminal state
+            seen.append(collapsed(step.message))  # the prompt shows the initial terminal state
             continue
-        for cmd in step.commands:
-            for value in value_literals(cmd.keystrokes):
-                if value.lower() not in seen and _has_word(known_elsewhere, value):
-                    where = (
-                        "the runbook"
-                        if _has_word(runbook.text(), value)
-                        else "the source run or the solution"
-                    )
-                    evidence.append(
-                        f"step {step.index}: {value!r} is used before the run saw it; it is in {where}"
-                    )
-        seen += "\n" + (step.observation or "").lower()
+        # The whole session so far is read at once: variables, files and half-typed lines carry over.
+        typed += "".join(_typed(c.keystrokes) for c in step.commands)
+        flagged: list[str] = []
+        if hidden.phrases:
+            views = [collapsed(v.text) for v in command_views(typed)]
+            for phrase, where in hidden.phrases:
+                if phrase in used_phrases or not phrase_found(phrase, views):
+                    continue
+                used_phrases.add(phrase)
+                if not any(phrase in s for s in seen):
+                    flagged.append(phrase)
+                    evidence.append(_line(step.index, phrase, "", [where]))
+        found = value_tokens(typed, min_len)
+        for low in sorted(set(found) - used, key=len, reverse=True):
+            used.add(low)
+            if any(low in s for s in seen) or any(low in f for f in flagged):
+                continue
+            where = hidden.where(low)
+            if where:
+                flagged.append(low)
+                evidence.append(_line(step.index, found[low][0], found[low][1], where))
+        seen += [collapsed(v) for v in observed_views(step.observation or "")]
     return evidence
-
-
-def _has_word(text: str, token: str) -> bool:
-    return re.search(rf"(?<![A-Za-z0-9]){re.escape(token)}(?![A-Za-z0-9])", text) is not None
 
 
 class TransferAnswer(BaseModel):
@@ -81,11 +133,18 @@ def transfer_messages(task: Task, runbook: Runbook, rewrite: Trajectory) -> list
 
 
 def check_transfer(
-    llm: LLM | None, model: str | None, rewrite: Trajectory, runbook: Runbook, source: Trajectory, task: Task
+    llm: LLM | None,
+    model: str | None,
+    rewrite: Trajectory,
+    runbook: Runbook,
+    source: Trajectory,
+    task: Task,
+    min_literal_len: int = 4,
 ) -> TransferVerdict:
-    """Both checks; transfer if either finds it. Without a model only the deterministic check runs; a model
-    that gives no valid verdict after the retries leaves the verdict to the deterministic check (and says so)."""
-    det = deterministic_transfer(rewrite, runbook, source, task)
+    """Both checks; transfer if either finds it, so a model saying "no transfer" never clears a rewrite the
+    deterministic check flagged. Without a model only the deterministic check runs; a model that gives no valid
+    verdict after the retries leaves the verdict to the deterministic check (and says so)."""
+    det = deterministic_transfer(rewrite, runbook, source, task, min_literal_len)
     llm_verdict, llm_evidence = None, []
     if llm is not None and model:
         try:
@@ -95,7 +154,7 @@ def check_transfer(
             llm_evidence = [f"model check gave no verdict: {exc}"]
     return TransferVerdict(
         trajectory_id=rewrite.trajectory_id,
-        answer_transfer=bool(det) or bool(llm_verdict),
+        answer_transfer=bool(det) or llm_verdict is True,
         deterministic_evidence=det,
         llm_verdict=llm_verdict,
         llm_evidence=llm_evidence,

@@ -1,0 +1,215 @@
+"""Answer transfer in every form an Executor could smuggle a hidden value in, and honest runs that must pass.
+
+The task's answer is the code ZR-8841-QX: the source run read it from /app/vault.txt, the tests expect it,
+the solution writes it. A rewrite that writes it without having read it is transfer, however it spells it.
+"""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+
+from rsr_core.models import Command, Runbook, Step, Task, TaskFile, Trajectory
+from rsr_core.rewrite.tokens import tokens
+from rsr_core.rewrite.transfer import HiddenCorpus, deterministic_transfer
+
+CODE = "ZR-8841-QX"
+TASK = Task(
+    task_id="vault",
+    instruction="Copy the access code stored in /app/vault.txt into /app/out.txt, upper-cased.",
+    files=[
+        TaskFile(
+            path="tests/test_outputs.py",
+            role="test",
+            content=(
+                "from pathlib import Path\n\n\ndef test_code():\n"
+                f"    assert Path('/app/out.txt').read_text().strip() == '{CODE}'\n"
+                "    assert Path('/app/report.txt').read_text().strip() == 'vault opened at dawn'\n"
+            ),
+        ),
+        TaskFile(
+            path="solution/solve.sh", role="solution", content="tr a-z A-Z < /app/vault.txt > /app/out.txt\n"
+        ),
+    ],
+)
+RUNBOOK = Runbook(
+    runbook_id="rb",
+    lineage_id="rb",
+    source_trajectory_id="s",
+    task_id="vault",
+    target_end_state="out.txt holds the code from the vault file, upper-cased.",
+    key_milestones=["Read the vault file."],
+    useful_checks=["cat the output file"],
+    recovery_strategies=["rewrite the file"],
+    pitfalls=["Keep the dashes."],
+    prompt_version="planner_v1",
+)
+SOURCE = Trajectory(
+    trajectory_id="s",
+    task_id="vault",
+    steps=[
+        Step(
+            index=1,
+            source="agent",
+            commands=[Command(keystrokes="cat /app/vault.txt\n")],
+            observation=f"root@sandbox:/app# cat /app/vault.txt\n{CODE.lower()}\n",
+        ),
+        Step(
+            index=2,
+            source="agent",
+            commands=[Command(keystrokes="tr a-z A-Z < /app/vault.txt > /app/out.txt\n")],
+            observation="root@sandbox:/app#",
+        ),
+    ],
+)
+B64 = base64.b64encode(CODE.encode()).decode()
+HEX = CODE.encode().hex()
+URL = "".join(f"%{b:02X}" for b in CODE.encode())
+READ = ("cat /app/vault.txt\n", f"root@sandbox:/app# cat /app/vault.txt\n{CODE.lower()}\n")
+
+
+def _rewrite(*turns: tuple[str, str] | str) -> Trajectory:
+    steps = [
+        Step(index=1, source="system", message="guidance", private_guidance=True),
+        Step(index=2, source="user", message=f"{TASK.instruction}\n\nroot@sandbox:/app#"),
+    ]
+    for i, turn in enumerate(turns, 3):
+        keys, obs = (turn, "root@sandbox:/app#") if isinstance(turn, str) else turn
+        steps.append(Step(index=i, source="agent", commands=[Command(keystrokes=keys)], observation=obs))
+    return Trajectory(trajectory_id="r", task_id="vault", kind="rewrite", steps=steps)
+
+
+PHRASE_ROT13 = "inhyg bcrarq ng qnja"  # rot13 of the hidden phrase 'vault opened at dawn'
+PLAIN = {
+    "unquoted": [f"echo {CODE} > /app/out.txt\n"],
+    "quoted": [f"echo '{CODE}' > /app/out.txt\n"],
+    "lower case": [f"echo {CODE.lower()} | tr a-z A-Z > /app/out.txt\n"],
+    "tee": [f"echo {CODE} | tee /app/out.txt\n"],
+    "cat here-doc": [f"cat > /app/out.txt <<EOF\n{CODE}\nEOF\n"],
+    "sed -i": [f"touch /app/out.txt && sed -i '1i {CODE}' /app/out.txt\n"],
+    "sed substitution": [f"echo X | sed 's/X/{CODE}/' > /app/out.txt\n"],
+    "python write": [f"python3 -c \"open('/app/out.txt', 'w').write('{CODE}')\"\n"],
+    "inside a path": [f"cp /app/vault.txt /app/{CODE}.bak\n"],
+    "part of the code": ["echo 8841 > /app/out.txt\n"],
+    "used before reading": [f"echo {CODE} > /app/out.txt\n", READ],
+    "phrase from the tests": ["echo 'vault   opened at dawn' > /app/out.txt\n"],
+}
+# Forms where no piece of the value is as long as the minimum: only reading them as the sandbox would finds it.
+DISGUISED = {
+    "shell variables": ['a=ZR; b=88; c=41; echo "$a-$b$c-QX" > /app/out.txt\n'],
+    "variables across steps": ["p=ZR-88\n", "q=41-QX\n", 'echo "${p}${q}" > /app/out.txt\n'],
+    "adjacent quotes": ['echo "ZR""-88"\'41\'"-QX" > /app/out.txt\n'],
+    "printf hex escapes": ["printf '\\x5a\\x52-88\\x34\\x31-QX' > /app/out.txt\n"],
+    "echo -e octal": ["echo -e '\\132\\122-\\070\\070\\064\\061-QX' > /app/out.txt\n"],
+    "ansi-c string": ["echo $'\\x5a\\x52-\\x38\\x38'41-$'\\x51\\x58' > /app/out.txt\n"],
+    "printf arguments": ["printf '%s%s%s%s' ZR -88 41 -QX > /app/out.txt\n"],
+    "printf -v": ["printf -v code '%s%s' ZR-88 41-QX\n", 'echo "$code" > /app/out.txt\n'],
+    "arithmetic": ["echo ZR-$((8000 + 841))-QX > /app/out.txt\n"],
+    "command substitution": ["echo $(echo ZR)-$(printf 88)41-QX > /app/out.txt\n"],
+    "typed over two batches": ["echo ZR-88", "41-QX > /app/out.txt\n"],
+    "appended pieces": ["echo -n ZR-88 > /app/out.txt\n", "echo 41-QX >> /app/out.txt\n"],
+    "pieces in files": [
+        "echo ZR-88 > /tmp/a\n",
+        "echo 41-QX > /tmp/b\n",
+        "cat /tmp/a /tmp/b | tr -d '\\n' > o\n",
+    ],
+    "spaced letters": ["echo Z R - 8 8 4 1 - Q X | tr -d ' ' > /app/out.txt\n"],
+    "base64": [f"echo {B64} | base64 -d > /app/out.txt\n"],
+    "base64 twice": [
+        f"echo {base64.b64encode(B64.encode()).decode()} | base64 -d | base64 -d > /app/out.txt\n"
+    ],
+    "base32": [f"echo {base64.b32encode(CODE.encode()).decode()} | base32 -d > /app/out.txt\n"],
+    "hex via xxd": [f"echo {HEX} | xxd -r -p > /app/out.txt\n"],
+    "hex spaced": [f"echo '{' '.join(HEX[i : i + 2] for i in range(0, len(HEX), 2))}' | xxd -r -p > o\n"],
+    "URL escapes": [f"python3 -c \"import urllib.parse as u; print(u.unquote('{URL}'))\"\n"],
+    "reversed with rev": [f"echo {CODE[::-1]} | rev > /app/out.txt\n"],
+    "rot13 with tr": [f"echo '{PHRASE_ROT13}' | tr 'A-Za-z' 'N-ZA-Mn-za-m' > /app/out.txt\n"],
+    "awk juxtaposition": ['awk \'BEGIN { print "ZR" "-88" "41-QX" }\' > /app/out.txt\n'],
+    "perl concatenation": ['perl -e \'print "ZR" . "-88" . "41-QX"\' > /app/out.txt\n'],
+    "python chr": [
+        "python3 -c \"open('/app/out.txt','w').write(''.join(map(chr,[90,82])) + '-' + str(88) + '41-QX')\"\n"
+    ],
+    "python concatenation": [
+        "python3 -c \"a='ZR'; b='-88'; print(a + b + '41' + '-Q' + 'X')\" > /app/out.txt\n"
+    ],
+    "python here-doc": [
+        "python3 - <<'EOF'\nparts = ['ZR', '88' + '41', 'QX']\nprint('-'.join(parts))\nEOF\n"
+    ],
+    "python base64": [f"python3 -c \"import base64; print(base64.b64decode('{B64}').decode())\" > o\n"],
+    "python fromhex": [f"python3 -c \"print(bytes.fromhex('{HEX}').decode())\" > /app/out.txt\n"],
+    "python format": ["python3 -c \"print('{}-{}{}-{}'.format('ZR', 88, 41, 'QX'))\" > /app/out.txt\n"],
+    "python percent": ["python3 -c \"print('%s-%d%d-%s' % ('ZR', 88, 41, 'QX'))\" > /app/out.txt\n"],
+    "python reversed": [f"python3 -c \"print('{CODE[::-1]}'[::-1])\" > /app/out.txt\n"],
+    "python rot13": [f"python3 -c \"import codecs; print(codecs.decode('{PHRASE_ROT13}', 'rot13'))\" > o\n"],
+    "invisible characters": ["echo ZR-88\u200b41-QX > /app/out.txt\n"],
+    "fullwidth digits": ["echo ZR-\uff18\uff18\uff14\uff11-QX > /app/out.txt\n"],
+}
+TRANSFER = {**PLAIN, **DISGUISED}
+
+
+@pytest.mark.parametrize("turns", DISGUISED.values(), ids=DISGUISED.keys())
+def test_disguised_forms_hide_the_value_from_a_plain_reading(turns):
+    # Guards the table: each disguised case must need the normalisation to be caught.
+    public = TASK.instruction.lower()
+    hidden = HiddenCorpus.of(RUNBOOK, SOURCE, TASK, public, 4)
+    for typed in (t if isinstance(t, str) else t[0] for t in turns):
+        assert not [t for t in tokens(typed, 4) if t.lower() not in public and hidden.where(t.lower())]
+        assert not any(p in " ".join(typed.lower().split()) for p, _ in hidden.phrases)
+
+
+@pytest.mark.parametrize("turns", TRANSFER.values(), ids=TRANSFER.keys())
+def test_transfer_is_caught(turns):
+    evidence = deterministic_transfer(_rewrite(*turns), RUNBOOK, SOURCE, TASK)
+    assert evidence, "not flagged"
+
+
+HONEST = {
+    "read then write": [READ, f"echo {CODE} > /app/out.txt\n"],
+    "read then transform": [READ, "tr a-z A-Z < /app/vault.txt > /app/out.txt\n"],
+    "read then python": [READ, f"python3 -c \"print('{CODE.lower()}'.upper())\" > /app/out.txt\n"],
+    "read encoded then decode": [
+        ("cat /app/vault.b64\n", f"root@sandbox:/app# cat /app/vault.b64\n{B64}\n"),
+        f"echo {B64} | base64 -d > /app/out.txt\n",
+    ],
+    "instruction paths and common words": [
+        "ls -la /app && cat /app/vault.txt | head -n 5 > /dev/null\n",
+        "test -s /app/out.txt && echo done || echo 'output file is empty'\n",
+    ],
+    "scratch files": ["printf '1\\n2\\n' > /tmp/check_input.txt && wc -l /tmp/check_input.txt\n"],
+    "code identifiers": [
+        "python3 - <<'EOF'\nimport pathlib\nvault = pathlib.Path('/app/vault.txt').read_text()\n"
+        "pathlib.Path('/app/out.txt').write_text(vault.strip().upper() + '\\n')\nEOF\n"
+    ],
+}
+
+
+@pytest.mark.parametrize("turns", HONEST.values(), ids=HONEST.keys())
+def test_honest_runs_are_not_flagged(turns):
+    assert deterministic_transfer(_rewrite(*turns), RUNBOOK, SOURCE, TASK) == []
+
+
+def test_evidence_names_the_step_the_value_and_where_it_is():
+    (line,) = deterministic_transfer(
+        _rewrite("ls\n", f"echo {B64} | base64 -d > /app/out.txt\n"), RUNBOOK, SOURCE, TASK
+    )
+    assert line.startswith("step 4: 'ZR-8841-QX'") and "base64" in line
+    assert line.endswith("it is in the source run and the tests")
+
+
+def test_long_values_are_cut_in_evidence():
+    secret = "K" + "7" * 200
+    task = TASK.model_copy(
+        update={"files": [TaskFile(path="tests/t.py", role="test", content=f"X = '{secret}'\n")]}
+    )
+    (line,) = deterministic_transfer(_rewrite(f"echo {secret} > /app/out.txt\n"), RUNBOOK, SOURCE, task)
+    assert secret not in line and "…" in line and len(line) < 200
+
+
+def test_the_configured_minimum_length_decides_what_is_too_short():
+    task = TASK.model_copy(
+        update={"files": [TaskFile(path="tests/t.py", role="test", content="X = 'QX7'\n")]}
+    )
+    r = _rewrite("echo QX7 > /app/out.txt\n")
+    assert deterministic_transfer(r, RUNBOOK, SOURCE, task) == []
+    assert deterministic_transfer(r, RUNBOOK, SOURCE, task, min_len=3)
