@@ -88,11 +88,13 @@ class _Walker:
         self.units: list[Unit] = []
         self._seen: set[tuple[int, int]] = set()
         self._links: deque[tuple[Path, Path, os.stat_result]] = deque()
+        self._again = 0  # things met again (already walked under another name)
 
     def first_visit(self, info: os.stat_result) -> bool:
         """True the first time this device/inode is met."""
         key = (info.st_dev, info.st_ino)
         if key in self._seen:
+            self._again += 1
             return False
         self._seen.add(key)
         return True
@@ -104,10 +106,10 @@ class _Walker:
         """Walk a directory named on the command line, then the links found in it."""
         if not self.first_visit(info):
             return  # named twice
-        before = len(self.units)
+        before = len(self.units), self._again
         self._walk(path, real(path))
         self._follow_links()
-        if len(self.units) == before:
+        if (len(self.units), self._again) == before:
             self.error(path, f"directory holds nothing to ingest; {EXPECTED}")
 
     def _walk(self, start: Path, root: Path) -> None:
@@ -136,20 +138,21 @@ class _Walker:
 
     def _open(self, directory: Path, root: Path) -> Iterator[_Child] | None:
         """The directory as a unit, or an iterator over its entries (None when there is nothing to walk)."""
-        kind = _dir_kind(directory, root)
-        if kind is not None:
-            self.units.append(Unit(kind, directory, root=root))
-            return None
         try:
+            kind = _dir_kind(directory, root)
+            if kind is not None:
+                self.units.append(Unit(kind, directory, root=root))
+                return None
             with os.scandir(directory) as it:
                 children = sorted(it, key=lambda e: e.name)
+            container = _is_container(directory)
         except OSError as exc:
             self.error(directory, f"cannot read directory: {exc.strerror}")
             return None
         if not children:
             self.error(directory, f"empty directory; {EXPECTED}")
             return None
-        return self._entries(children, _is_container(directory))
+        return self._entries(children, container)
 
     def _entries(self, children: list[os.DirEntry], container: bool) -> Iterator[_Child]:
         for child in children:
@@ -200,16 +203,11 @@ def detect_units(paths: list[Path]) -> list[Unit]:
     roots = [real(p) for p in paths if os.path.isdir(p)]
     walker = _Walker(roots)
     for path in paths:
-        if not os.path.lexists(path):
-            walker.error(path, "no such file or directory")
-            continue
         try:
+            os.lstat(path)
             info = os.stat(path)
         except OSError as exc:
-            problem = "symlink loop" if exc.errno == errno.ELOOP else f"cannot read: {exc.strerror}"
-            if exc.errno == errno.ENOENT:
-                problem = f"dangling symlink to {shown(os.readlink(path))}"
-            walker.error(path, problem)
+            walker.error(path, _missing(path, exc))
             continue
         if stat.S_ISREG(info.st_mode):
             if walker.first_visit(info):
@@ -219,3 +217,14 @@ def detect_units(paths: list[Path]) -> list[Unit]:
         else:
             walker.error(path, f"{kind_of(info.st_mode)}: not a regular file or directory; {EXPECTED}")
     return walker.units
+
+
+def _missing(path: Path, exc: OSError) -> str:
+    """Why a path named on the command line cannot be walked."""
+    if exc.errno == errno.ELOOP:
+        return "symlink loop"
+    if exc.errno == errno.ENOENT:
+        if os.path.islink(path):
+            return f"dangling symlink to {shown(os.readlink(path))}"
+        return "no such file or directory"
+    return f"cannot read: {exc.strerror}"
