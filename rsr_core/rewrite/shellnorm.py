@@ -284,10 +284,10 @@ def _run_pipeline(pipeline: list[_Command], view: ShellView) -> None:
             found = python_data(code)
             if found is not None:
                 view.python += found
-                view.text += [w for w in words if w != code]
+                view.text += [w for w in words if w != code] + [t for _, t in cmd.redirs]
                 data = None
                 continue
-        view.text += words
+        view.text += words + [target for _, target in cmd.redirs]
         if cmd.stdin is not None:
             view.text.append(cmd.stdin)
         data = filters.run(words, stdin, view)
