@@ -12,23 +12,9 @@ from typing import TYPE_CHECKING
 from rsr_core.rewrite.decode import unescape
 
 if TYPE_CHECKING:
-    from rsr_core.rewrite.shellnorm import ShellView
+    from rsr_core.rewrite.shellrun import ShellView
 
-_PYTHON = re.compile(r"^(?:.*/)?python[0-9.]*$")
 _SPEC = re.compile(r"%(%|[-+ #0]*\d*(?:\.\d+)?([sbdicxXo]))")
-
-
-def python_code(words: list[str], stdin: str | None, targets: list[str]) -> str | None:
-    """The Python program a command runs or writes: `python3 -c CODE`, a here-doc fed to python, or a
-    here-doc / tee written to a .py file."""
-    if words and _PYTHON.match(words[0]):
-        if "-c" in words[1:-1]:
-            return words[words.index("-c") + 1]
-        return stdin
-    writes_py = [t for t in targets if t.endswith(".py")]
-    if words and words[0] == "tee":
-        writes_py += [w for w in words[1:] if w.endswith(".py")]
-    return stdin if writes_py and stdin is not None else None
 
 
 def _convert(kind: str, arg: str) -> str:

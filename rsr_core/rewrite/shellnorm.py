@@ -10,42 +10,13 @@ the terminal or into files (`>`, `>>`). Anything it does not understand passes t
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-from rsr_core.rewrite import filters
 from rsr_core.rewrite.decode import unescape
-from rsr_core.rewrite.pyfold import arithmetic, python_data
+from rsr_core.rewrite.pyfold import arithmetic
+from rsr_core.rewrite.shellrun import Command, ShellView, run_pipeline
 
 _OPS = ("&&", "||", ";;", ";", "|", "&", "(", ")", "\n")
 _REDIRS = ("<<<", "<<-", "<<", ">>", ">|", ">&", "&>", "<", ">")
-_SEP_WORDS = {"{", "}", "then", "do", "else", "fi", "done", "if", "while", "until", "!", "elif", "esac"}
 MAX_DEPTH = 6
-
-
-@dataclass
-class ShellView:
-    """What a piece of typed shell text spells out."""
-
-    text: list[str] = field(default_factory=list)
-    """Words after quoting, escapes and expansions; Python programs replaced by their data."""
-    python: list[str] = field(default_factory=list)
-    """Data the Python programs in it spell out."""
-    output: list[str] = field(default_factory=list)
-    """What its echo / printf / here-docs print, after re-encoding filters."""
-    files: dict[str, str] = field(default_factory=dict)
-    """Contents written to files with `>` / `>>` / tee, by path."""
-    env: dict[str, str] = field(default_factory=dict)
-    """Shell variables assigned so far."""
-    notes: set[str] = field(default_factory=set)
-    """The re-encoding filters the output went through ('base64 -d', 'rev', …), for evidence."""
-
-
-@dataclass
-class _Command:
-    words: list[str] = field(default_factory=list)
-    redirs: list[tuple[str, str]] = field(default_factory=list)
-    stdin: str | None = None
-    stdin_quoted: bool = False
 
 
 class _Reader:
@@ -53,7 +24,7 @@ class _Reader:
 
     def __init__(self, src: str, view: ShellView, depth: int) -> None:
         self.src, self.i, self.view, self.depth = src, 0, view, depth
-        self.pending: list[tuple[_Command, str, bool, bool]] = []  # here-docs waiting for their body
+        self.pending: list[tuple[Command, str, bool, bool]] = []  # here-docs waiting for their body
 
     def peek(self, n: int = 1) -> str:
         return self.src[self.i : self.i + n]
@@ -61,8 +32,8 @@ class _Reader:
     def run(self) -> None:
         """Read the text, running each pipeline once it is complete (its here-doc bodies read), so that
         expansions see the assignments made before them."""
-        pipeline: list[_Command] = [_Command()]
-        queued: list[list[_Command]] = []
+        pipeline: list[Command] = [Command()]
+        queued: list[list[Command]] = []
         while self.i < len(self.src):
             ch = self.src[self.i]
             if ch in " \t\r":
@@ -76,22 +47,27 @@ class _Reader:
             elif op := next((o for o in _OPS if self.src.startswith(o, self.i)), None):
                 self.i += len(op)
                 if op == "|":
-                    pipeline.append(_Command())
+                    pipeline.append(Command())
                     continue
                 queued.append(pipeline)
-                pipeline = [_Command()]
+                pipeline = [Command()]
                 if op == "\n":
                     self._heredoc_bodies()
                 if not self.pending:
                     for done in queued:
-                        _run_pipeline(done, self.view)
+                        run_pipeline(done, self.view, self.reread)
                     queued = []
             else:
                 pipeline[-1].words.append(self.word())
         for done in [*queued, pipeline]:
-            _run_pipeline(done, self.view)
+            run_pipeline(done, self.view, self.reread)
 
-    def _redirect(self, cmd: _Command, redir: str) -> None:
+    def reread(self, src: str) -> None:
+        """Read a nested shell program (bash -c, eval, a .sh here-doc) into the same view."""
+        if self.depth < MAX_DEPTH:
+            _Reader(src, self.view, self.depth + 1).run()
+
+    def _redirect(self, cmd: Command, redir: str) -> None:
         while self.peek() in (" ", "\t"):
             self.i += 1
         start = self.i
@@ -250,56 +226,6 @@ class _Reader:
         self.view.text += sub.text
         self.view.python += sub.python
         return "".join(sub.output).rstrip("\n")
-
-
-def _assign(word: str, env: dict[str, str]) -> bool:
-    name, eq, value = word.partition("=")
-    name, append = (name[:-1], True) if name.endswith("+") else (name, False)
-    if not eq or not name or not (name[0].isalpha() or name[0] == "_"):
-        return False
-    if not all(c.isalnum() or c == "_" for c in name):
-        return False
-    env[name] = env.get(name, "") + value if append else value
-    return True
-
-
-def _run_pipeline(pipeline: list[_Command], view: ShellView) -> None:
-    data: str | None = None
-    for cmd in pipeline:
-        words = [w for w in cmd.words if w not in _SEP_WORDS]
-        while words and _assign(words[0], view.env):
-            view.text.append(words.pop(0).partition("=")[2])
-        if words and words[0] in ("export", "declare", "local", "readonly", "typeset"):
-            for w in words[1:]:
-                if not w.startswith("-") and _assign(w, view.env):
-                    view.text.append(w.partition("=")[2])
-            words = []
-        stdin = cmd.stdin if cmd.stdin is not None else data
-        targets = [t for op, t in cmd.redirs if op in (">", ">>", ">|", "&>")]
-        for op, target in cmd.redirs:
-            if op == "<":
-                stdin = view.files.get(target, stdin)
-        code = filters.python_code(words, cmd.stdin, targets)
-        if code is not None:
-            found = python_data(code)
-            if found is not None:
-                view.python += found
-                view.text += [w for w in words if w != code] + [t for _, t in cmd.redirs]
-                data = None
-                continue
-        view.text += words + [target for _, target in cmd.redirs]
-        if cmd.stdin is not None:
-            view.text.append(cmd.stdin)
-        data = filters.run(words, stdin, view)
-        for op, target in cmd.redirs:
-            if op in (">", ">|", "&>") and data is not None:
-                view.files[target] = data
-            elif op == ">>" and data is not None:
-                view.files[target] = view.files.get(target, "") + data
-        if targets:
-            data = None
-    if data:
-        view.output.append(data)
 
 
 def read_shell(src: str, view: ShellView | None = None, depth: int = 0) -> ShellView:

@@ -18,6 +18,7 @@ _INVISIBLE = re.compile("[\u00ad\u200b-\u200f\u2060\ufeff]")
 # String literals joined by juxtaposition or an operator, as awk ("a" "b"), perl ("a" . "b"), JavaScript or
 # Python ("a" + "b") join them.
 _JOINED = re.compile(r"""(["'])[ \t]*(?:[.+][ \t]*)?\1""")
+_LITERAL = re.compile(r""""([^"'\n]*)"|'([^"'\n]*)'""")  # innermost literals: no quotes inside
 
 
 @dataclass(frozen=True)
@@ -47,13 +48,15 @@ def command_views(typed: str) -> list[View]:
     """Every reading of typed shell text (see the module docstring)."""
     typed = plain(typed)
     shell = read_shell(typed)
-    joined = _JOINED.sub("", typed)
+    # Only literals that a join produced: a lone quoted program is code, read elsewhere.
+    marked = _JOINED.sub("\0", typed.replace("\0", ""))
+    joined = "\n".join((a or b).replace("\0", "") for a, b in _LITERAL.findall(marked) if "\0" in a + b)
     through = ", ".join(sorted(shell.notes))
     base = [
         View("", "\n".join(shell.text)),
         View(f"output of {through}" if through else "", "\n".join([*shell.output, *shell.files.values()])),
         View("built by Python", "\n".join(shell.python)),
-        View("joined string literals", joined if joined != typed else ""),
+        View("joined string literals", joined),
     ]
     return _with_transforms(base, any(m in typed.lower() for m in _ROT13_MARKERS))
 

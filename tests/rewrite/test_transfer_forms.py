@@ -39,9 +39,9 @@ RUNBOOK = Runbook(
     source_trajectory_id="s",
     task_id="vault",
     target_end_state="out.txt holds the code from the vault file, upper-cased.",
-    key_milestones=["Read the vault file."],
-    useful_checks=["cat the output file"],
-    recovery_strategies=["rewrite the file"],
+    key_milestones=["Read the vault file.", "A helper such as normalise_code can upper-case it."],
+    useful_checks=["cat the output file", "csvlook renders a table if the file has columns"],
+    recovery_strategies=["rewrite the file", "pip install openpyxl when a spreadsheet is involved"],
     pitfalls=["Keep the dashes."],
     prompt_version="planner_v1",
 )
@@ -58,7 +58,12 @@ SOURCE = Trajectory(
         Step(
             index=2,
             source="agent",
-            commands=[Command(keystrokes="tr a-z A-Z < /app/vault.txt > /app/out.txt\n")],
+            commands=[
+                Command(
+                    keystrokes="awk '{ grand_tally += length($0) } END { print grand_tally }' /app/vault.txt\n"
+                ),
+                Command(keystrokes="tr a-z A-Z < /app/vault.txt > /app/out.txt\n"),
+            ],
             observation="root@sandbox:/app#",
         ),
     ],
@@ -184,9 +189,39 @@ HONEST = {
 }
 
 
+# Honest runs whose code shares names with the runbook or the source run: names say how, not what.
+HONEST_CODE = {
+    "a tool the runbook names": ["csvlook /app/vault.txt\n"],
+    "a package the runbook names": ["pip install openpyxl\n"],
+    "awk variables of the source run": [
+        "awk '{ grand_tally += length($0) } END { print grand_tally }' /app/vault.txt\n"
+    ],
+    "a Python function named as in the runbook": [
+        "python3 -c \"def normalise_code(s): return s.upper()\nprint(normalise_code(open('/app/vault.txt').read()))\"\n"
+    ],
+    "a C file with the runbook's names": [
+        "cat > /app/upper.c <<'EOF'\n#include <ctype.h>\n// upper-case in place\n"
+        "void normalise_code(char *s) { for (; *s; s++) *s = toupper(*s); }\nEOF\n"
+    ],
+    "a shell script with the runbook's names": [
+        "cat > /app/up.sh <<'EOF'\nnormalise_code() { tr a-z A-Z; }\nnormalise_code < /app/vault.txt\nEOF\n"
+    ],
+}
+HONEST.update(HONEST_CODE)
+
+
 @pytest.mark.parametrize("turns", HONEST.values(), ids=HONEST.keys())
 def test_honest_runs_are_not_flagged(turns):
     assert deterministic_transfer(_rewrite(*turns), RUNBOOK, SOURCE, TASK) == []
+
+
+@pytest.mark.parametrize("turns", HONEST_CODE.values(), ids=HONEST_CODE.keys())
+def test_honest_code_shares_names_with_the_hidden_text(turns):
+    # Guards the table: a plain reading of each of these would find a hidden name.
+    public = TASK.instruction.lower()
+    hidden = HiddenCorpus.of(RUNBOOK, SOURCE, TASK, public, 4)
+    typed = "".join(turns)
+    assert [t for t in tokens(typed, 4) if t.lower() not in public and hidden.where(t.lower())]
 
 
 def test_evidence_names_the_step_the_value_and_where_it_is():

@@ -1,0 +1,119 @@
+"""Programs inside shell commands: which words or here-docs are code, and the data a program in a language other
+than Python spells out (its string literals and numbers; identifiers, keywords and comments are code)."""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from rsr_core.rewrite.decode import unescape
+
+Kind = Literal["python", "shell", "code"]
+_PYTHON = re.compile(r"^(?:.*/)?python[0-9.]*$")
+_SHELLS = {"bash", "sh", "dash", "zsh"}
+_INLINE = {"perl": "-e", "ruby": "-e", "node": "-e", "php": "-r", "awk": "", "gawk": "", "mawk": ""}
+_AWK_VALUE_FLAGS = {"-F", "-v", "-f"}
+CODE_EXTENSIONS = frozenset(
+    [
+        ".c",
+        ".h",
+        ".cc",
+        ".cpp",
+        ".hpp",
+        ".cs",
+        ".go",
+        ".java",
+        ".js",
+        ".mjs",
+        ".ts",
+        ".kt",
+        ".rs",
+        ".rb",
+        ".pl",
+        ".php",
+        ".lua",
+        ".swift",
+        ".scala",
+        ".awk",
+        ".r",
+        ".jl",
+        ".sql",
+    ]
+)
+_NUMBER = re.compile(r"\d[\d_.]*(?:[eE][-+]?\d+)?|0[xX][0-9A-Fa-f]+")
+
+
+def _extension(path: str) -> str:
+    name = path.rsplit("/", 1)[-1]
+    return "." + name.rsplit(".", 1)[-1].lower() if "." in name else ""
+
+
+def _inline_program(name: str, args: list[str]) -> str | None:
+    flag = _INLINE[name]
+    if flag:
+        return args[args.index(flag) + 1] if flag in args[:-1] else None
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        i += 2 if args[i] in _AWK_VALUE_FLAGS else 1
+    return args[i] if i < len(args) else None
+
+
+def program_of(words: list[str], stdin: str | None, targets: list[str]) -> tuple[Kind, str] | None:
+    """The program a command runs or writes, and its language: `python3 -c CODE`, `bash -c CODE`, `eval`,
+    `awk 'PROG'`, `perl -e CODE`, a here-doc fed to an interpreter, or a here-doc / tee written to a source file."""
+    name = words[0].rsplit("/", 1)[-1] if words else ""
+    args = words[1:]
+    if _PYTHON.match(name):
+        return ("python", args[args.index("-c") + 1]) if "-c" in args[:-1] else ("python", stdin or "")
+    if name in _SHELLS:
+        return ("shell", args[args.index("-c") + 1]) if "-c" in args[:-1] else ("shell", stdin or "")
+    if name == "eval":
+        return "shell", " ".join(args)
+    if name in _INLINE:
+        program = _inline_program(name, args)
+        return ("code", program) if program is not None else None
+    written = targets + ([w for w in args if not w.startswith("-")] if name == "tee" else [])
+    if stdin is None or not written:
+        return None
+    extensions = {_extension(t) for t in written}
+    if ".py" in extensions:
+        return "python", stdin
+    if extensions & {".sh", ".bash"}:
+        return "shell", stdin
+    if extensions & CODE_EXTENSIONS:
+        return "code", stdin
+    return None
+
+
+def code_literals(code: str) -> list[str]:
+    """String literals (escapes decoded) and numbers of C-like or script code; comments and names dropped."""
+    out: list[str] = []
+    i, n = 0, len(code)
+    while i < n:
+        ch = code[i]
+        if code.startswith("//", i) or (ch == "#" and (i == 0 or code[i - 1] in " \t\n;{")):
+            end = code.find("\n", i)
+            i = n if end < 0 else end
+        elif code.startswith("/*", i):
+            end = code.find("*/", i + 2)
+            i = n if end < 0 else end + 2
+        elif ch in "\"'`":
+            j = i + 1
+            while j < n and code[j] != ch and (ch == "`" or code[j] != "\n"):
+                j += 2 if code[j] == "\\" else 1
+            if j < n and code[j] == ch:
+                out.append(unescape(code[i + 1 : j]))
+                i = j + 1
+            else:
+                i += 1  # a lone quote (Rust lifetime, apostrophe in a comment): not a string
+        elif ch.isdigit() and (i == 0 or not (code[i - 1].isalnum() or code[i - 1] == "_")):
+            m = _NUMBER.match(code, i)
+            token = m.group() if m else ch
+            out.append(token)
+            i += len(token)
+        elif ch.isalpha() or ch == "_":
+            while i < n and (code[i].isalnum() or code[i] == "_"):
+                i += 1
+        else:
+            i += 1
+    return out
