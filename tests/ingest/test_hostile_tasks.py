@@ -1,0 +1,167 @@
+"""Task directories from strangers: links leaving the task, missing verifiers, YAML bombs, bounded messages."""
+
+from __future__ import annotations
+
+import os
+import time
+import tracemalloc
+
+import pytest
+
+from rsr_core.ingest.reading import FormatError, expect, preview
+from rsr_core.ingest.runner import ingest_paths
+from rsr_core.ingest.tasks import content_hash, read_task_dir, read_tb1_task
+from tests.ingest.hostile import errors_by_name, harbor_task, rsr
+
+BOMB = """\
+a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]
+b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]
+c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]
+d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]
+e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]
+f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]
+g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]
+h: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g]
+i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]
+instruction: *i
+"""
+
+
+def _tb1_task(directory, task_yaml: str, run_tests: bool = True):
+    directory.mkdir(parents=True)
+    (directory / "task.yaml").write_text(task_yaml)
+    (directory / "Dockerfile").write_text("FROM rsr-base:bookworm\n")
+    if run_tests:
+        (directory / "run-tests.sh").write_text("#!/bin/bash\npytest /tests -rA\n")
+    return directory
+
+
+@pytest.mark.parametrize(
+    ("link", "target"),
+    [
+        ("environment/shadow_link", "/etc/shadow"),  # seen: host secrets in the store and the image
+        ("tests/passwd", "/etc/passwd"),
+        ("solution/up", "../../outside"),
+        ("notes", "../outside/secret.txt"),
+    ],
+)
+def test_a_link_leaving_the_task_refuses_the_task(file_store, tmp_path, link, target):
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "secret.txt").write_text("HOST-SECRET\n")
+    task = harbor_task(tmp_path / "tasks" / "leaky")
+    os.symlink(target, task / link)
+    report = ingest_paths(file_store, [tmp_path / "tasks"])
+    where = os.path.realpath(task / link)
+    assert errors_by_name(report.errors) == {
+        "leaky": f"{link}: symlink to {target} resolves to {where}, outside the task directory; task refused"
+    }
+    assert report.tasks_added == 0 and file_store.get_task("t1") is None
+    with pytest.raises(FormatError, match="outside the task directory"):
+        read_task_dir(task)  # `rsr discover --task DIR` reads the directory the same way
+    with pytest.raises(FormatError, match="outside the task directory"):
+        content_hash(task)
+
+
+def test_links_inside_the_task_are_kept(store, tmp_path):
+    task = harbor_task(tmp_path / "ok")
+    os.symlink("data.csv", task / "environment" / "alias.csv")
+    os.symlink("../tests", task / "environment" / "tests_link")  # a directory link: listed where it really is
+    report = ingest_paths(store, [task])
+    assert report.errors == [] and report.tasks_added == 1
+    files = {f.path: (f.role, f.content) for f in store.get_task("t1", with_hidden=True).files}
+    assert files["environment/alias.csv"] == ("environment", "name,value\na,1\n")
+    assert "environment/tests_link/test.sh" not in files and "tests/test.sh" in files
+
+
+def test_dangling_links_and_special_files_refuse_the_task(store, tmp_path):
+    dangling = harbor_task(tmp_path / "tasks" / "dangling", name="d1")
+    os.symlink("missing.csv", dangling / "environment" / "gone.csv")
+    fifo = harbor_task(tmp_path / "tasks" / "fifo", name="f1")
+    os.mkfifo(fifo / "environment" / "pipe")
+    report = ingest_paths(store, [tmp_path / "tasks"])
+    assert errors_by_name(report.errors) == {
+        "dangling": "environment/gone.csv: dangling symlink to missing.csv; task refused",
+        "fifo": "environment/pipe: a FIFO; a task holds only files, directories and links inside it",
+    }
+    assert report.tasks_added == 0
+
+
+def test_a_harbor_task_without_tests_test_sh_is_refused(store, tmp_path):
+    harbor_task(tmp_path / "no-verifier", test_sh=False)
+    report = ingest_paths(store, [tmp_path / "no-verifier"])
+    assert errors_by_name(report.errors) == {
+        "no-verifier": "tests/test.sh: missing; a harbor task needs its verifier script (it writes the reward)"
+    }
+    assert store.get_task("t1") is None
+
+
+def test_a_terminal_bench_task_without_run_tests_sh_is_refused(store, tmp_path):
+    _tb1_task(tmp_path / "no-runner", "instruction: do it\n", run_tests=False)
+    report = ingest_paths(store, [tmp_path / "no-runner"])
+    assert errors_by_name(report.errors) == {
+        "no-runner": "run-tests.sh: missing; a Terminal-Bench task needs its test runner"
+    }
+    assert store.get_task("no-runner") is None
+
+
+@pytest.mark.timeout(120)
+def test_a_yaml_alias_bomb_is_refused_at_once_in_little_memory(tmp_path):
+    task = _tb1_task(tmp_path / "lol", BOMB)
+    tracemalloc.start()
+    started = time.perf_counter()
+    try:
+        with pytest.raises(FormatError) as refused:
+            read_tb1_task(task)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    print(f"alias bomb refused in {time.perf_counter() - started:.4f} s, peak {peak / 2**20:.2f} MB")
+    assert str(refused.value) == (
+        "task.yaml: line 2: YAML alias *a is not accepted in a task file "
+        "(expected plain values, no anchors and aliases)"
+    )
+    assert peak < 50 * 2**20  # the value written out in full would be billions of characters
+
+
+@pytest.mark.timeout(300)
+def test_rsr_ingest_refuses_the_bomb_in_one_line(tmp_path):
+    _tb1_task(tmp_path / "tasks" / "lol", BOMB)
+    status, report, stderr = rsr("ingest", str(tmp_path / "tasks"), "--db", str(tmp_path / "x.duckdb"))
+    assert status == 1 and "Traceback" not in stderr
+    assert "YAML alias *a is not accepted" in errors_by_name(report["errors"])["lol"]
+
+
+@pytest.mark.timeout(60)
+def test_error_messages_quote_a_bounded_part_of_the_value():
+    # Nested shared lists, as an alias bomb loads: 10**30 leaves once written out.
+    value: list = ["lol"] * 10
+    for _ in range(30):
+        value = [value] * 10
+    shown = preview(value)
+    assert len(shown) <= 200 and shown.endswith("...") and shown.startswith("[[[[")
+    with pytest.raises(FormatError) as refused:
+        expect(False, "task.yaml instruction", "a string", value)
+    assert len(str(refused.value)) < 300
+    assert preview(10**5000).startswith("<an integer of")  # str() of it would raise
+
+
+def test_huge_values_give_short_one_line_errors(store, tmp_path):
+    text = "x" * 1_000_000
+    _tb1_task(tmp_path / "long", f"instruction: [{text}]\n")
+    tdir = harbor_task(tmp_path / "toml")
+    (tdir / "task.toml").write_text(f'[task]\nname = "t"\n[environment]\nmemory = "{text}"\n')
+    big_int = _tb1_task(tmp_path / "int", "instruction: do\nmax_agent_timeout_sec: " + "9" * 5000 + "\n")
+    report = ingest_paths(store, [tmp_path / "long", tdir, big_int])
+    errors = errors_by_name(report.errors)
+    assert set(errors) == {"long", "toml", "int"}
+    for error in errors.values():
+        assert len(error) < 400 and "\n" not in error
+    assert errors["long"].startswith('task.yaml instruction: expected a string, got ["xxxx')
+    assert errors["toml"].startswith("[environment] memory: expected a size like '2G' or '512M', got \"xxx")
+    assert errors["int"].startswith("task.yaml: invalid YAML: Exceeds the limit")
+
+
+def test_a_task_dir_given_through_a_link_is_read(store, tmp_path):
+    task = harbor_task(tmp_path / "real")
+    os.symlink(task, tmp_path / "alias")
+    assert ingest_paths(store, [tmp_path / "alias"]).tasks_added == 1

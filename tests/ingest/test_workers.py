@@ -1,0 +1,101 @@
+"""Parser processes end with the ingest that started them, kill -9 included."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from rsr_core.ingest.runner import CHUNK_UNITS, PARALLEL_MIN_UNITS
+from rsr_core.ingest.workers import start_worker
+from tests.ingest.hostile import ROOT, atif
+
+
+def _children(pid: int) -> list[int]:
+    """Live (not zombie) processes whose parent is `pid`, from /proc."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        state, ppid = stat.rsplit(")", 1)[1].split()[:2]
+        if int(ppid) == pid and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def _wait_for(predicate, timeout: float) -> bool:
+    """Poll until `predicate()` holds or `timeout` seconds pass (a bound against hangs, not a measurement)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.005)
+    return predicate()
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+@pytest.mark.timeout(300)
+def test_no_parser_process_survives_a_killed_ingest(tmp_path):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    n_files = max(PARALLEL_MIN_UNITS, 120 * CHUNK_UNITS)  # enough chunks to keep the workers busy a while
+    for i in range(n_files):
+        doc = atif(f"s{i}")
+        doc["steps"] += [
+            {"step_id": k, "source": "agent", "message": f"Analysis: step {k} of {i}\nPlan: go on"}
+            for k in range(3, 60)
+        ]
+        (corpus / f"t{i:05d}.json").write_text(json.dumps(doc))
+    ingest = subprocess.Popen(
+        [sys.executable, "-m", "rsr_core.cli", "ingest", str(corpus), "--db", str(tmp_path / "x.duckdb")]
+        + ["--workers", "2"],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    workers: list[int] = []
+    try:
+        assert _wait_for(lambda: len(_children(ingest.pid)) >= 2, timeout=120), "no parser processes started"
+        os.kill(ingest.pid, signal.SIGSTOP)  # freeze it where it is: the workers are certainly up
+        workers = _children(ingest.pid)
+        os.kill(ingest.pid, signal.SIGKILL)
+        ingest.wait(timeout=60)
+        assert _wait_for(lambda: not any(_alive(w) for w in workers), timeout=30), (
+            f"parser processes {[w for w in workers if _alive(w)]} outlived the killed ingest"
+        )
+    finally:
+        if ingest.poll() is None:
+            ingest.kill()
+            ingest.wait()
+        for worker in workers:  # only the processes this test started
+            if _alive(worker):
+                os.kill(worker, signal.SIGKILL)
+
+
+def test_a_worker_whose_parent_already_ended_exits():
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child's exit status is the result
+        try:
+            start_worker(parent_pid=1 if os.getppid() != 1 else 2)  # not this child's parent
+        finally:
+            os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 1
