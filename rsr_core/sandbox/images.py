@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import shutil
+import stat
 import subprocess
 import tempfile
 from collections.abc import Callable
@@ -130,18 +132,127 @@ def rewrite_dockerfile(text: str, client: docker.DockerClient, mapping: dict[str
     return _FROM.sub(repl, text)
 
 
+def _real(path: Path | str) -> Path:
+    return Path(os.path.realpath(path))
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or path.is_relative_to(root)
+
+
 def environment_context(task: Task) -> tuple[Path | None, str | None]:
-    """The task's Docker build context directory and Dockerfile name (on disk), if any."""
+    """The task's Docker build context directory and Dockerfile name (on disk), if any.
+
+    A context that resolves outside the task directory (an `environment` link leading away) is an
+    ImageError: nothing outside a task may be built into its image."""
     if task.path:
         root = Path(task.path)
         for ctx in (root / "environment", root):
-            if (ctx / "Dockerfile").is_file():
-                return ctx, "Dockerfile"
+            if not os.path.lexists(ctx / "Dockerfile"):
+                continue
+            if not _inside(_real(ctx), _real(root)):
+                raise ImageError(
+                    f"task {task.task_id}: {ctx.name}/ resolves to {_real(ctx)}, outside the task directory; "
+                    "not used as a build context"
+                )
+            return ctx, "Dockerfile"
     return None, None
 
 
+class _ContextCopy:
+    """Copies a build context without ever following a link out of the task.
+
+    A link whose target is inside the context is copied as a link (to the same place in the copy); a link to
+    a file or directory elsewhere in the task is copied as its target's content; a link that resolves
+    outside the task, dangles, or leads to the task's hidden tests or solution is an ImageError, as is a
+    special file (a FIFO would block the copy).
+    """
+
+    def __init__(self, ctx: Path, task_root: Path, task_id: str):
+        self.ctx, self.root, self.task_id = _real(ctx), _real(task_root), task_id
+        self.hidden = [self.root / name for name in _NOT_CONTEXT]
+        self.dest = Path()
+        self._copying: set[Path] = set()
+
+    def copy_to(self, dest: Path) -> None:
+        """Copy the context into `dest` (which must not exist)."""
+        self.dest = dest
+        self._dir(self.ctx, dest)
+
+    def _refuse(self, src: Path, problem: str) -> ImageError:
+        try:
+            shown = src.relative_to(self.root).as_posix()
+        except ValueError:
+            shown = str(src)
+        return ImageError(f"task {self.task_id}: {shown}: {problem}; not copied into the build context")
+
+    def _dir(self, src: Path, dest: Path) -> None:
+        dest.mkdir()
+        with os.scandir(src) as it:
+            children = sorted(it, key=lambda e: e.name)
+        for child in children:
+            path = Path(child.path)
+            if path in self.hidden:
+                continue  # a Terminal-Bench 1 context is the task root: its hidden files stay out
+            mode = child.stat(follow_symlinks=False).st_mode
+            if stat.S_ISLNK(mode):
+                self._link(path, dest / child.name)
+            elif stat.S_ISDIR(mode):
+                self._dir(path, dest / child.name)
+            elif stat.S_ISREG(mode):
+                shutil.copy2(path, dest / child.name, follow_symlinks=False)
+            else:
+                raise self._refuse(path, "a special file (FIFO, socket or device)")
+
+    def _link(self, src: Path, dest: Path) -> None:
+        target = _real(src)
+        if not _inside(target, self.root):
+            raise self._refuse(src, f"symlink to {os.readlink(src)} resolves to {target}, outside the task")
+        if not os.path.exists(src):
+            raise self._refuse(src, f"dangling symlink to {os.readlink(src)}")
+        if any(_inside(target, hidden) for hidden in self.hidden):
+            raise self._refuse(src, "symlink to the task's hidden tests or solution")
+        if _inside(target, self.ctx):
+            place = self.dest / target.relative_to(self.ctx)
+            os.symlink(os.path.relpath(place, dest.parent), dest)
+        elif target.is_dir():
+            if target in self._copying:
+                raise self._refuse(src, "symlink loop")
+            self._copying.add(target)
+            self._dir(target, dest)
+            self._copying.discard(target)
+        else:
+            self._link_file(src, target, dest)
+
+    def _link_file(self, src: Path, target: Path, dest: Path) -> None:
+        if not stat.S_ISREG(os.stat(target).st_mode):
+            raise self._refuse(src, "symlink to a special file (FIFO, socket or device)")
+        shutil.copy2(target, dest, follow_symlinks=False)
+
+
+def context_digest(directory: Path, digest: hashlib._Hash) -> None:
+    """Add a copied build context to `digest`: paths, file bytes and modes, link texts; links not followed."""
+    for dirpath, dirnames, filenames in os.walk(directory):
+        dirnames.sort()
+        base = Path(dirpath)
+        for name in sorted(dirnames + filenames):
+            path = base / name
+            rel = path.relative_to(directory).as_posix().encode()
+            info = path.lstat()
+            if stat.S_ISLNK(info.st_mode):
+                digest.update(b"L" + rel + b"\0" + os.fsencode(os.readlink(path)) + b"\0")
+            elif stat.S_ISREG(info.st_mode):
+                digest.update(b"F" + rel + b"\0" + oct(stat.S_IMODE(info.st_mode)).encode() + b"\0")
+                digest.update(path.read_bytes())
+            else:
+                digest.update(b"D" + rel + b"\0")
+
+
 def task_image(client: docker.DockerClient, task: Task, settings: Settings) -> str:
-    """Build (or reuse) the task's image; a task without a Dockerfile runs on its image or the base image."""
+    """Build (or reuse) the task's image; a task without a Dockerfile runs on its image or the base image.
+
+    The build context is a copy that holds nothing from outside the task (see `_ContextCopy`); the image tag
+    is a digest of that copy and the rewritten Dockerfile, so computing it reads nothing outside either."""
     ctx, dockerfile = environment_context(task)
     if ctx is None:
         return (
@@ -149,21 +260,20 @@ def task_image(client: docker.DockerClient, task: Task, settings: Settings) -> s
             if task.docker_image
             else settings.base_image
         )
-    text = (ctx / dockerfile).read_text()
-    rewritten = rewrite_dockerfile(text, client, settings.image_map)
-    digest = hashlib.sha256(rewritten.encode())
-    for path in sorted(p for p in ctx.rglob("*") if p.is_file()):
-        digest.update(path.relative_to(ctx).as_posix().encode() + b"\0" + path.read_bytes())
-    tag = f"rsr-task-{re.sub(r'[^a-z0-9_.-]', '-', task.task_id.lower())}:{digest.hexdigest()[:12]}"
-    if image_exists(client, tag):
-        return tag
     with tempfile.TemporaryDirectory(prefix="rsr-ctx-") as tmp:
         build_ctx = Path(tmp) / "ctx"
-        # A Terminal-Bench 1 context is the task root: its hidden tests and solution stay out of the image.
-        top = str(ctx)
-        shutil.copytree(
-            ctx, build_ctx, ignore=lambda d, names: [n for n in names if d == top and n in _NOT_CONTEXT]
-        )
+        try:
+            _ContextCopy(ctx, Path(task.path or ctx), task.task_id).copy_to(build_ctx)
+        except OSError as exc:
+            raise ImageError(f"task {task.task_id}: cannot copy the build context: {exc}") from None
+        # Read from the copy, where every link stays inside the copy.
+        text = (build_ctx / dockerfile).read_text()
+        rewritten = rewrite_dockerfile(text, client, settings.image_map)
+        digest = hashlib.sha256(rewritten.encode())
+        context_digest(build_ctx, digest)
+        tag = f"rsr-task-{re.sub(r'[^a-z0-9_.-]', '-', task.task_id.lower())}:{digest.hexdigest()[:12]}"
+        if image_exists(client, tag):
+            return tag
         (build_ctx / "Dockerfile.rsr").write_text(rewritten)
         try:
             client.images.build(
