@@ -68,14 +68,19 @@ def discover(args: argparse.Namespace, settings: Settings) -> int:
     def show(s):
         if args.json:
             print(json.dumps(s.model_dump()), flush=True)
+        elif s.trajectory_id is None:
+            print(f"run {s.run}: {s.task_id} {s.harness} failed to run: {s.error}", flush=True)
         else:
+            reward = "none" if s.reward is None else f"{s.reward:g}"
+            flags = " verifier_tampered" if s.verifier_tampered else ""
+            why = f" ({s.error})" if s.error else ""
             print(
-                f"run {s.run}: {s.task_id} {s.harness} reward={s.reward:g} turns={s.turns} {s.stop_reason} "
-                f"({s.seconds:.1f}s) {s.trajectory_id}",
+                f"run {s.run}: {s.task_id} {s.harness} reward={reward}{flags} turns={s.turns} "
+                f"{s.stop_reason}{why} ({s.seconds:.1f}s) {s.trajectory_id}",
                 flush=True,
             )
 
-    run_discovery(
+    summaries = run_discovery(
         services.store,
         services.llm,
         services.sandboxes,
@@ -87,7 +92,10 @@ def discover(args: argparse.Namespace, settings: Settings) -> int:
         Path(args.out) if args.out else None,
         on_run=show,
     )
-    return 0
+    failed = [s.run for s in summaries if s.trajectory_id is None]
+    if failed:
+        print(f"rsr: {len(failed)} of {len(summaries)} run(s) failed to run: {failed}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 def serve_scripted(args: argparse.Namespace, settings: Settings) -> int:

@@ -27,10 +27,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.set_defaults(handler=build_base)
     g = s.add_parser(
         "gc",
-        help="remove orphaned sandbox containers",
-        description="Remove sandbox containers whose owning process is gone.",
+        help="remove orphaned sandbox containers and snapshot images",
+        description="Remove sandbox containers, and snapshot images (rsr-snapshot, left by an interrupted "
+        "RSRT claim or verification), whose owning process is gone.",
     )
-    g.add_argument("--all", action="store_true", help="remove every sandbox container, running or not")
+    g.add_argument(
+        "--all", action="store_true", help="remove every sandbox container and snapshot image, in use or not"
+    )
     add_json(g)
     g.set_defaults(handler=gc)
 
@@ -46,10 +49,16 @@ def build_base(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def gc(args: argparse.Namespace, settings: Settings) -> int:
-    """Remove orphans."""
-    from rsr_core.sandbox.docker_sandbox import gc_containers
+    """Remove orphans: containers first, so their snapshot images are no longer in use."""
     from rsr_core.sandbox.engine import docker_client
+    from rsr_core.sandbox.gc import gc_containers, gc_snapshot_images
 
-    removed = gc_containers(docker_client(), everything=args.all)
-    emit(args, {"removed": removed}, f"removed {len(removed)} sandbox container(s)")
+    client = docker_client()
+    removed = gc_containers(client, everything=args.all)
+    images = gc_snapshot_images(client, everything=args.all)
+    emit(
+        args,
+        {"removed": removed, "removed_images": images},
+        f"removed {len(removed)} sandbox container(s) and {len(images)} snapshot image(s)",
+    )
     return 0

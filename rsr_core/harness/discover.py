@@ -24,22 +24,27 @@ class RunSummary(BaseModel):
 
     run: int
     """1-based run number."""
-    trajectory_id: str
-    """Stored trajectory."""
+    trajectory_id: str | None
+    """Stored trajectory (None when the run failed to run)."""
     task_id: str
     """Task solved."""
     harness: str
     """Harness used."""
     model: str
     """Model name."""
-    reward: float
-    """Verifier reward."""
+    reward: float | None
+    """Verifier reward (None: not verified, e.g. a run ended by a resource limit)."""
+    verifier_tampered: bool = False
+    """The run changed the verifier's own ground (never counts as solved)."""
     turns: int
     """Model calls made."""
     claimed: bool
     """The agent claimed completion."""
     stop_reason: str
-    """completed, passed, max_turns, wall_clock_budget or claim_budget."""
+    """completed, passed, max_turns, wall_clock_budget, claim_budget, resource_limit, sandbox_error, or
+    failed (the run failed to run: no trajectory)."""
+    error: str | None = None
+    """Why the run ended badly or failed to run (one line)."""
     seconds: float
     """Wall-clock time of the run."""
 
@@ -76,7 +81,9 @@ def run_discovery(
     out_dir: Path | None = None,
     on_run: Callable[[RunSummary], None] | None = None,
 ) -> list[RunSummary]:
-    """Run, store (kind discovery) and optionally write a harbor job dir; returns one summary per run."""
+    """Run, store (kind discovery) and optionally write a harbor job dir; returns one summary per run. A run
+    that fails to run (the model endpoint, the image, the engine) is reported as `failed` and the next run
+    goes on."""
     cls = HARNESSES[harness]
     job_dir = None
     if out_dir is not None:
@@ -88,7 +95,26 @@ def run_discovery(
             kwargs["state_path"] = job_dir / f"{task.task_id}__run{i}" / "statem_state.json"
         h = cls(llm, sandboxes, model, max_turns=max_turns, **kwargs)
         t0 = time.monotonic()
-        result = h.run(task)
+        try:
+            result = h.run(task)
+        except Exception as exc:  # noqa: BLE001 - one line per failed run, then the next run
+            summary = RunSummary(
+                run=i,
+                trajectory_id=None,
+                task_id=task.task_id,
+                harness=harness,
+                model=model,
+                reward=None,
+                turns=0,
+                claimed=False,
+                stop_reason="failed",
+                error=f"{type(exc).__name__}: {' '.join(str(exc).split())[:500]}",
+                seconds=round(time.monotonic() - t0, 2),
+            )
+            summaries.append(summary)
+            if on_run:
+                on_run(summary)
+            continue
         store.write_trajectories([result.trajectory])
         trajs.append(result.trajectory)
         if job_dir is not None:
@@ -100,9 +126,13 @@ def run_discovery(
             harness=harness,
             model=model,
             reward=result.reward,
+            verifier_tampered=result.trajectory.verifier_tampered,
             turns=result.turns,
             claimed=result.claimed,
             stop_reason=result.stop_reason,
+            error=result.trajectory.exception
+            if result.stop_reason in ("resource_limit", "sandbox_error")
+            else None,
             seconds=round(time.monotonic() - t0, 2),
         )
         summaries.append(summary)

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 from rsr_core.harness.protocol import TerminusResponse, format_message
 from rsr_core.llm.client import Completion
-from rsr_core.models import Step, Task, Trajectory
+from rsr_core.models import ChangedPath, Step, Task, Trajectory
 
 
 def now() -> str:
@@ -79,9 +79,16 @@ class TrajectoryRecorder:
         )
 
     def finish(
-        self, reward: float | None, verifier_output: str | None, exception: str | None = None, **provenance
+        self,
+        reward: float | None,
+        verifier_output: str | None,
+        exception: str | None = None,
+        tampered: bool = False,
+        changed_paths: list[ChangedPath] | None = None,
+        extra: dict | None = None,
+        **provenance,
     ) -> Trajectory:
-        """The finished trajectory."""
+        """The finished trajectory, with what the run changed on disk and whether that touched the verifier."""
         digest = hashlib.sha256(
             json.dumps([s.model_dump(mode="json", exclude={"timestamp"}) for s in self.steps]).encode()
         ).hexdigest()
@@ -100,6 +107,9 @@ class TrajectoryRecorder:
             finished_at=now(),
             exception=exception,
             verifier_output=verifier_output,
+            verifier_tampered=tampered,
+            changed_paths=changed_paths or [],
+            extra=extra or {},
             scripted=self.scripted,
             content_hash=digest,
             steps=self.steps,

@@ -1,12 +1,18 @@
 """The general harness, Terminus 2: JSON turns, tmux keystrokes, double confirmation of completion.
 
-RSRT and StateM extend it through the hooks `on_completion_claim` and `next_messages`.
+RSRT and StateM extend it through the hooks `on_turn` and `next_messages`.
+
+Every run ends with a stored trajectory and a reason, whatever the agent did to its sandbox: a limit the
+sandbox reports (pids, memory, disk) ends it with `resource_limit` (no verification: the run broke its
+budget), a sandbox that stops answering (a wedged shell or terminal) with `sandbox_error`; the wall-clock
+budget also bounds the waits inside a turn. Verification freezes the sandbox, records its filesystem diff
+and runs the hidden tests in a fresh container (rsr_core/sandbox/verification.py).
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rsr_core import prompts
 from rsr_core.harness.protocol import (
@@ -18,9 +24,12 @@ from rsr_core.harness.protocol import (
 from rsr_core.harness.recorder import TrajectoryRecorder
 from rsr_core.models import Task, Trajectory
 from rsr_core.protocols import LLM, SandboxProvider
-from rsr_core.sandbox.docker_sandbox import DockerSandbox
+from rsr_core.sandbox.docker_sandbox import DockerSandbox, SandboxFailure
 from rsr_core.sandbox.tmux import TmuxSession
-from rsr_core.sandbox.verifier import run_verifier
+from rsr_core.sandbox.verification import Verification, verify_run
+
+RESOURCE_LIMIT = "resource_limit"
+SANDBOX_ERROR = "sandbox_error"
 
 
 @dataclass
@@ -29,9 +38,11 @@ class RunResult:
 
     trajectory: Trajectory
     turns: int
-    reward: float
+    reward: float | None
+    """The verifier's reward; None when the tests did not run or named no reward."""
     claimed: bool
     stop_reason: str
+    """completed, passed, max_turns, wall_clock_budget, claim_budget, resource_limit or sandbox_error."""
 
 
 @dataclass
@@ -53,6 +64,10 @@ class RunState:
     pending_confirmation: bool = False
     claims: int = 0
     done_reason: str = "completed"
+    turns: int = 0
+    claimed: bool = False
+    extra: dict = field(default_factory=dict)
+    """Facts the harness adds to the trajectory's `extra` (RSRT's claim verifications)."""
 
 
 class Terminus2Harness:
@@ -129,26 +144,44 @@ class Terminus2Harness:
         rec = TrajectoryRecorder(
             task, self.name, self.model, kind, scripted=self.model.startswith("scripted")
         )
+        verification: Verification | None = None
         with self.sandboxes.open(task, labels) as sandbox:
             tmux = TmuxSession(sandbox)
-            tmux.start()
-            turns, claimed, reason = self._loop(task, sandbox, tmux, rec, guidance)
-            result = run_verifier(sandbox, task)
+            state = RunState(task, sandbox, tmux)  # replaced by the harness's own once the terminal runs
+            try:
+                tmux.start()
+                state = self.new_state(task, sandbox, tmux)
+                reason, detail = self._loop(state, rec, guidance)
+            except SandboxFailure as exc:
+                reason, detail = self._failure(sandbox, exc)
+            try:
+                verification = verify_run(sandbox, task, run_tests=reason != RESOURCE_LIMIT)
+            except SandboxFailure as exc:
+                if reason not in (RESOURCE_LIMIT, SANDBOX_ERROR):
+                    reason, detail = SANDBOX_ERROR, f"the run could not be verified: {exc}"
+        exception = None if reason in ("completed", "passed") else f"{reason}: {detail}" if detail else reason
+        reward = verification.reward if verification else None
         traj = rec.finish(
-            result.reward, result.output, None if reason in ("completed", "passed") else reason, **provenance
+            reward,
+            verification.output if verification else None,
+            exception,
+            tampered=bool(verification and verification.tampered),
+            changed_paths=verification.integrity.changed_paths if verification else [],
+            extra={**(verification.integrity.extra() if verification else {}), **state.extra},
+            **provenance,
         )
-        return RunResult(traj, turns, result.reward, claimed, reason)
+        return RunResult(traj, state.turns, reward, state.claimed, reason)
 
-    def _loop(
-        self,
-        task: Task,
-        sandbox: DockerSandbox,
-        tmux: TmuxSession,
-        rec: TrajectoryRecorder,
-        guidance: str | None,
-    ) -> tuple[int, bool, str]:
-        state = self.new_state(task, sandbox, tmux)
+    def _failure(self, sandbox: DockerSandbox, exc: SandboxFailure) -> tuple[str, str]:
+        """(reason, detail) of a sandbox that stopped working: a limit it hit, else the failure itself."""
+        limit = sandbox.check_limits()
+        return (RESOURCE_LIMIT, limit) if limit else (SANDBOX_ERROR, str(exc))
+
+    def _loop(self, state: RunState, rec: TrajectoryRecorder, guidance: str | None) -> tuple[str, str | None]:
+        """Turns until done or a bound; returns (stop reason, detail). SandboxFailure propagates."""
+        task, sandbox, tmux = state.task, state.sandbox, state.tmux
         start = time.monotonic()
+        budget = min(self.wall_clock_s, task.agent_timeout_sec or self.wall_clock_s)
         messages: list[dict[str, str]] = []
         if guidance:
             rec.system(guidance, private_guidance=True)
@@ -156,12 +189,11 @@ class Terminus2Harness:
         prompt = self.first_prompt(state, tmux.last_read)
         rec.user(prompt)
         messages.append({"role": "user", "content": prompt})
-        turn, claimed = 0, False
-        while turn < self.max_turns:
-            if time.monotonic() - start > self.wall_clock_s:
-                return turn, claimed, "wall_clock_budget"
+        while state.turns < self.max_turns:
+            if time.monotonic() - start > budget:
+                return "wall_clock_budget", None
             completion = self.llm.complete(messages, self.model, self.temperature, self.seed)
-            turn += 1
+            state.turns += 1
             messages.append({"role": "assistant", "content": completion.text})
             try:
                 parsed = self.parse(completion.text)
@@ -171,19 +203,25 @@ class Terminus2Harness:
                 self.on_parse_error(state)
                 messages = self.next_messages(state, messages, feedback)
                 continue
-            observation = self._act(tmux, parsed)
+            try:
+                observation = self._act(tmux, parsed, budget - (time.monotonic() - start))
+            except SandboxFailure as exc:
+                rec.agent(completion, parsed, f"[the sandbox stopped answering: {exc}]", sandbox_failure=True)
+                raise
             rec.agent(completion, parsed, observation)
-            claimed = claimed or parsed.task_complete
-            done, notes = self.on_turn(state, Turn(parsed, observation, turn))
+            state.claimed = state.claimed or parsed.task_complete
+            if sandbox.limit_reason:
+                return RESOURCE_LIMIT, sandbox.limit_reason
+            done, notes = self.on_turn(state, Turn(parsed, observation, state.turns))
             for note in notes:
                 rec.control(note)
             if done:
-                return turn, claimed, state.done_reason
+                return state.done_reason, None
             messages = self.next_messages(state, messages, "\n\n".join([observation, *notes]))
-        return turn, claimed, "max_turns"
+        return "max_turns", None
 
-    def _act(self, tmux: TmuxSession, parsed: TerminusResponse) -> str:
-        output, incremental = tmux.run(parsed.commands)
+    def _act(self, tmux: TmuxSession, parsed: TerminusResponse, budget_s: float) -> str:
+        output, incremental = tmux.run(parsed.commands, budget_s=budget_s)
         key = "new_output" if incremental else "screen"
         text = prompts.render(self.msgs[key], output=cut_observation(output))
         if parsed.warnings:

@@ -1,27 +1,63 @@
-"""A Docker container per run: no network by default, CPU/memory/pids limits, a wall-clock budget, always removed."""
+"""A Docker container per run, hardened: no network by default, every capability dropped but a documented few,
+no-new-privileges, CPU/memory/pids limits, a writable-space budget, a wall-clock budget, always removed.
+
+The main process (PID 1) is a shell loop that ignores signals and reaps orphans, so an agent's `kill -9 -1`
+or `pkill sleep` cannot end the sandbox under the harness; it exits by itself when the budget runs out, and
+the container is started with auto-remove, so even a sandbox whose owner was killed goes away (`rsr sandbox
+gc` sooner). A limit the run hits (a fork the pids limit refused, an OOM kill, the disk budget) is recorded
+in `limit_reason`; harnesses end the run on it.
+"""
 
 from __future__ import annotations
 
 import contextlib
-import io
 import os
-import tarfile
-import time
+import threading
 import uuid
-from dataclasses import dataclass
-from pathlib import PurePosixPath
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 import docker
 import docker.errors
 from docker.models.containers import Container
 
+from rsr_core.sandbox.archive import tar_files
 from rsr_core.sandbox.channel import ChannelError, ShellChannel
+from rsr_core.sandbox.fs import ContainerFS
+from rsr_core.sandbox.gc import gc_containers, gc_snapshot_images
+from rsr_core.sandbox.labels import LABEL, OWNER_LABEL, SNAPSHOT_REPOSITORY
+from rsr_core.sandbox.watchdog import DiskWatchdog
 
-LABEL = "rsr.sandbox"
+__all__ = [
+    "LABEL",
+    "DockerSandbox",
+    "ExecResult",
+    "Limits",
+    "SandboxFailure",
+    "gc_containers",
+    "gc_snapshot_images",
+]
 DEFAULT_CPUS = 1.0
 DEFAULT_MEMORY_MB = 1024
 DEFAULT_PIDS = 256
+DEFAULT_STORAGE_MB = 4096
 DEFAULT_BUDGET_S = 1800.0
+DEFAULT_SHELL_TIMEOUT_S = 120.0
+# What terminal tasks need as root: own and chmod any file, write where root writes, signal processes, switch
+# users (su, apt's sandbox user), bind ports below 1024. Not granted: MKNOD, NET_RAW, SETFCAP, SETPCAP,
+# SYS_CHROOT, AUDIT_WRITE (Docker's defaults) and everything else; a task adds some with [environment] cap_add.
+DEFAULT_CAPS = ("CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID", "NET_BIND_SERVICE")
+
+
+def keepalive(seconds: int) -> str:
+    """PID 1's script: ignore signals (PID 1 gets no default handlers, so SIGKILL from inside is dropped too),
+    reap orphans through `wait`, exit after `seconds`."""
+    return (
+        "trap '' HUP INT QUIT TERM USR1 USR2\n"
+        "read s _ < /proc/uptime; s=${s%.*}\n"
+        "while :; do read u _ < /proc/uptime; u=${u%.*}; "
+        f"[ $((u - s)) -ge {seconds} ] && exit 0; sleep 5 & wait $! 2>/dev/null; done\n"
+    )
 
 
 @dataclass(frozen=True)
@@ -46,14 +82,16 @@ class Limits:
     pids: int = DEFAULT_PIDS
     network: bool = False
     budget_s: float = DEFAULT_BUDGET_S
+    storage_mb: int = DEFAULT_STORAGE_MB
+    cap_add: tuple[str, ...] = field(default_factory=tuple)
+
+
+class SandboxFailure(RuntimeError):
+    """The sandbox stopped working under the harness (its shell, terminal or container)."""
 
 
 class DockerSandbox:
-    """One container; use as a context manager so it is removed on success, error and interrupt.
-
-    The container's main process is `sleep <budget>`, and it is started with auto-remove, so even a
-    container whose owner was killed removes itself when the budget runs out (`rsr sandbox gc` sooner).
-    """
+    """One container; use as a context manager so it is removed on success, error and interrupt."""
 
     def __init__(
         self,
@@ -62,15 +100,21 @@ class DockerSandbox:
         limits: Limits = Limits(),
         labels: dict[str, str] | None = None,
         snapshot_image: str | None = None,
+        override_entrypoint: bool = False,
     ):
         self.client = client
         self.snapshot_image = snapshot_image
         self.image = image
         self.limits = limits
-        self.labels = {LABEL: "1", "rsr.owner_pid": str(os.getpid()), **(labels or {})}
+        self.labels = {LABEL: "1", OWNER_LABEL: str(os.getpid()), **(labels or {})}
+        self.override_entrypoint = override_entrypoint
         self.container: Container | None = None
         self.name = f"rsr-{uuid.uuid4().hex[:12]}"
+        self.limit_reason: str | None = None
+        self.frozen = False
         self._channel: ShellChannel | None = None
+        self._watchdog: DiskWatchdog | None = None
+        self._lock = threading.Lock()
 
     def __enter__(self) -> DockerSandbox:
         self.start()
@@ -80,29 +124,49 @@ class DockerSandbox:
         self.remove()
 
     def start(self) -> None:
-        """Create and start the container."""
+        """Create and start the container, and its disk watchdog."""
         lim = self.limits
+        loop = ["sh", "-c", keepalive(int(lim.budget_s) + 60)]
+        # A verifier container runs a commit of the agent's: the image's own entrypoint script is the agent's
+        # to rewrite there, so it does not run.
+        entry = {"entrypoint": loop, "command": []} if self.override_entrypoint else {"command": loop}
         self.container = self.client.containers.run(
             self.image,
-            ["sleep", str(int(lim.budget_s) + 60)],
             name=self.name,
             detach=True,
             auto_remove=True,
-            init=True,
             network_mode="bridge" if lim.network else "none",
             nano_cpus=int(lim.cpus * 1e9),
             mem_limit=f"{lim.memory_mb}m",
             memswap_limit=f"{lim.memory_mb}m",
             pids_limit=lim.pids,
+            cap_drop=["ALL"],
+            cap_add=sorted({*DEFAULT_CAPS, *(c.upper().removeprefix("CAP_") for c in lim.cap_add)}),
+            security_opt=["no-new-privileges:true"],
             labels=self.labels,
             hostname="sandbox",
             environment={"TERM": "xterm-256color", "LANG": "C.UTF-8"},
+            **entry,
         )
+        self._watchdog = DiskWatchdog(self.client.api, self.container.id, lim.storage_mb, self._breach)
+        self._watchdog.start()
+
+    def _breach(self, reason: str) -> None:
+        """Called by the watchdog: freeze everything, then wake a harness blocked on the shell."""
+        self.limit_reason = self.limit_reason or reason
+        with contextlib.suppress(docker.errors.APIError, SandboxFailure):
+            self.freeze()
+        channel = self._channel
+        if channel is not None:
+            channel.abort()
 
     def remove(self) -> None:
         """Remove the container, and the image of a snapshot sandbox (idempotent).
 
         Also works when start() was interrupted before it returned (the container is found by name)."""
+        if self._watchdog is not None:
+            self._watchdog.stop()
+            self._watchdog = None
         if self._channel is not None:
             self._channel.close()
             self._channel = None
@@ -128,8 +192,13 @@ class DockerSandbox:
 
     def _require(self) -> Container:
         if self.container is None:
-            raise RuntimeError("sandbox is not running")
+            raise SandboxFailure("the sandbox is not running")
         return self.container
+
+    @property
+    def fs(self) -> ContainerFS:
+        """Engine-side reads of this container's filesystem."""
+        return ContainerFS(self.client.api, self._require().id)
 
     def exec(
         self,
@@ -145,54 +214,94 @@ class DockerSandbox:
         code, out = self._require().exec_run(argv, workdir=workdir, environment=environment, demux=False)
         return ExecResult(code if code is not None else -1, (out or b"").decode(errors="replace"))
 
-    def shell(self, script: str) -> ExecResult:
+    def shell(self, script: str, timeout_s: float = DEFAULT_SHELL_TIMEOUT_S) -> ExecResult:
         """Run a shell script through the sandbox's long-lived shell (one round trip, no new exec); output is
-        stdout and stderr together. A broken channel raises ChannelError (the next call opens a new one)."""
-        if self._channel is None:
-            self._channel = ShellChannel(self.client.api, self._require().id)
+        stdout and stderr together. Raises SandboxFailure when no answer comes within `timeout_s` or the
+        channel broke (the next call opens a new one). A fork refused by the pids limit or an OOM kill seen
+        after the script sets `limit_reason`."""
+        if self.frozen:
+            raise SandboxFailure(self.limit_reason or "the sandbox is frozen")
         try:
-            code, output = self._channel.run(script)
-        except ChannelError:
-            self._channel.close()
-            self._channel = None
-            raise
-        return ExecResult(code, output)
+            if self._channel is None:
+                self._channel = ShellChannel(self.client.api, self._require().id)
+            reply = self._channel.run(script, timeout_s)
+        except (ChannelError, docker.errors.APIError) as exc:
+            if self._channel is not None:
+                self._channel.close()
+                self._channel = None
+            raise SandboxFailure(self.limit_reason or str(exc)) from None
+        if reply.fork_refusals and self.limit_reason is None:
+            self.limit_reason = (
+                f"pids limit reached: {reply.fork_refusals} fork(s) refused (limit {self.limits.pids})"
+            )
+        if reply.oom_kills and self.limit_reason is None:
+            self.limit_reason = (
+                f"out of memory: {reply.oom_kills} process(es) killed (limit {self.limits.memory_mb} MiB)"
+            )
+        return ExecResult(reply.exit_code, reply.output)
+
+    def check_limits(self) -> str | None:
+        """Ask the engine (not the sandbox) whether a limit was hit: the disk budget and OOM kills; sets and
+        returns `limit_reason`. Used when the sandbox's own shell no longer answers."""
+        if self.limit_reason is None and self.container is not None:
+            api = self.client.api
+            with contextlib.suppress(docker.errors.APIError, OSError, ValueError):
+                if self._watchdog is not None:
+                    self.limit_reason = self._watchdog.check()
+                created = api.inspect_container(self.container.id)["Created"]
+                oom = {"container": self.container.id, "event": "oom"}
+                events = list(api.events(since=_epoch(created), until=_epoch(None), filters=oom))
+                if events and self.limit_reason is None:
+                    self.limit_reason = f"out of memory (limit {self.limits.memory_mb} MiB)"
+        return self.limit_reason
 
     def put_files(self, files: dict[str, bytes | str], dest: str = "/", dirs: tuple[str, ...] = ()) -> None:
         """Copy files (relative path -> content) into the container under `dest`, creating the directories on
         the way (and the extra absolute `dirs`) from the archive itself, with no command run."""
-        base = PurePosixPath(dest.strip("/") or ".")
-        now = int(time.time())
-        entries: dict[str, bytes | None] = {}
-        for rel, content in files.items():
-            path = base / PurePosixPath(rel)
-            for parent in reversed(path.parents):
-                if str(parent) != ".":
-                    entries.setdefault(str(parent), None)
-            entries[str(path)] = content.encode() if isinstance(content, str) else content
-        for extra in dirs:
-            for part in [*reversed(PurePosixPath(extra.strip("/")).parents), PurePosixPath(extra.strip("/"))]:
-                if str(part) != ".":
-                    entries.setdefault(str(part), None)
-        buf = io.BytesIO()
-        with tarfile.open(fileobj=buf, mode="w") as tar:
-            for name, data in entries.items():
-                info = tarfile.TarInfo(name)
-                info.mtime = now
-                if data is None:
-                    info.type, info.mode = tarfile.DIRTYPE, 0o755
-                    tar.addfile(info)
-                else:
-                    info.size = len(data)
-                    info.mode = 0o755 if name.endswith(".sh") else 0o644
-                    tar.addfile(info, io.BytesIO(data))
-        self._require().put_archive("/", buf.getvalue())
+        self._require().put_archive("/", tar_files(files, dest, dirs))
 
-    def snapshot(self) -> DockerSandbox:
-        """A new sandbox started from a commit of this one (processes are not carried over)."""
-        image = self._require().commit(repository="rsr-snapshot", tag=uuid.uuid4().hex[:12])
+    def freeze(self) -> None:
+        """Stop every process in the sandbox at once (cgroup freezer); idempotent."""
+        with self._lock:
+            if not self.frozen:
+                try:
+                    self._require().pause()
+                except docker.errors.APIError as exc:
+                    if "already paused" not in str(exc):
+                        raise SandboxFailure(f"cannot freeze the sandbox: {exc.explanation or exc}") from None
+                self.frozen = True
+
+    def thaw(self) -> None:
+        """Let the processes run again (after a snapshot)."""
+        with self._lock:
+            if self.frozen and self.limit_reason is None:
+                with contextlib.suppress(docker.errors.APIError):
+                    self._require().unpause()
+                self.frozen = False
+
+    def diff(self) -> list[tuple[str, int]]:
+        """The engine's filesystem diff of the container: (path, kind) with kind 0 changed, 1 added, 2 deleted."""
+        try:
+            entries = self._require().diff() or []
+        except docker.errors.APIError as exc:
+            raise SandboxFailure(
+                f"cannot read the sandbox's filesystem diff: {exc.explanation or exc}"
+            ) from None
+        return [(e["Path"], int(e["Kind"])) for e in entries]
+
+    def snapshot(self, limits: Limits | None = None) -> DockerSandbox:
+        """A new sandbox started from a commit of this one, with the image's entrypoint replaced: none of this
+        sandbox's processes exist there. Commit while frozen to get a consistent picture."""
+        container = self._require()
+        try:
+            image = container.commit(
+                repository=SNAPSHOT_REPOSITORY, tag=uuid.uuid4().hex[:12], pause=not self.frozen
+            )
+        except docker.errors.APIError as exc:
+            raise SandboxFailure(f"cannot commit the sandbox: {exc.explanation or exc}") from None
+        labels = {**self.labels, OWNER_LABEL: str(os.getpid()), "rsr.snapshot": "1"}
         snap = DockerSandbox(
-            self.client, image.id, self.limits, {**self.labels, "rsr.snapshot": "1"}, image.id
+            self.client, image.id, limits or self.limits, labels, image.id, override_entrypoint=True
         )
         try:
             snap.start()
@@ -202,29 +311,8 @@ class DockerSandbox:
         return snap
 
 
-def gc_containers(
-    client: docker.DockerClient, everything: bool = False, job_id: str | None = None
-) -> list[str]:
-    """Remove sandbox containers whose owner process is gone (or all / those of a job); returns their names."""
-    removed = []
-    for container in client.containers.list(all=True, filters={"label": LABEL}):
-        labels = container.labels or {}
-        owner = labels.get("rsr.owner_pid")
-        alive = owner is not None and owner.isdigit() and _pid_alive(int(owner))
-        if everything or (job_id and labels.get("rsr.job") == job_id) or not alive:
-            try:
-                container.remove(force=True)
-                removed.append(container.name)
-            except docker.errors.APIError:
-                pass
-    return removed
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+def _epoch(iso: str | None) -> int:
+    """Seconds since the epoch of an engine timestamp (now for None), for the events API."""
+    if iso is None:
+        return int(datetime.now(UTC).timestamp()) + 1
+    return int(datetime.fromisoformat(iso[:26].rstrip("Z") + "+00:00").timestamp()) - 1

@@ -1,7 +1,8 @@
 """A tmux session inside a sandbox: send keystrokes the Terminus way, read what is new on the terminal.
 
 A turn (all its keystroke batches, the waits after them and the read of the terminal) runs as one script on the
-sandbox's long-lived shell, so a turn costs one round trip however many commands it has.
+sandbox's long-lived shell, so a turn costs one round trip however many commands it has. Every round trip has
+a deadline (its waits plus a slack), so a stopped tmux server or a wedged shell ends in SandboxFailure.
 """
 
 from __future__ import annotations
@@ -11,11 +12,12 @@ from collections.abc import Sequence
 
 from rsr_core.analysis.commands import TMUX_KEY_NAMES
 from rsr_core.models import Command
-from rsr_core.sandbox.docker_sandbox import DockerSandbox
+from rsr_core.sandbox.docker_sandbox import DockerSandbox, SandboxFailure
 
 WIDTH, HEIGHT = 160, 40
 HISTORY_LINES = 100_000
 MAX_WAIT_S = 60.0  # the Terminus protocol's cap on a command's duration
+SLACK_S = 30.0  # what a round trip may take beyond its waits before the terminal counts as wedged
 
 
 class TmuxSession:
@@ -40,9 +42,9 @@ class TmuxSession:
             f'[ -n "$({self._capture_cmd(False)} | tr -d "[:space:]")" ] && break; sleep 0.05; i=$((i+1)); done\n'
             f"{self._capture_cmd()}"
         )
-        res = self.sandbox.shell(script)
+        res = self.sandbox.shell(script, timeout_s=timeout_s + SLACK_S)
         if res.exit_code != 0:
-            raise RuntimeError(f"cannot start tmux in the sandbox: {res.output.strip()}")
+            raise SandboxFailure(f"cannot start tmux in the sandbox: {res.output.strip()[:300]}")
         self._last = _lines(res.output)
 
     def _send_argv(self, keystrokes: str) -> list[str]:
@@ -63,24 +65,31 @@ class TmuxSession:
         """Send one keystroke batch without waiting."""
         self.run([Command(keystrokes=keystrokes, duration=0)], read=False)
 
-    def run(self, commands: Sequence[Command], read: bool = True) -> tuple[str, bool]:
-        """Send each batch and wait its duration (capped at 60 s), then read what is new — in one exec."""
+    def run(
+        self, commands: Sequence[Command], read: bool = True, budget_s: float | None = None
+    ) -> tuple[str, bool]:
+        """Send each batch and wait its duration (capped at 60 s, and all waits together at `budget_s`), then
+        read what is new — in one round trip."""
         parts = []
+        waited = 0.0
+        left = float("inf") if budget_s is None else max(budget_s, 0.0)
         for cmd in commands:
             argv = self._send_argv(cmd.keystrokes)
             if argv:
                 parts.append("tmux " + " ".join(shlex.quote(a) for a in argv))
-            if cmd.duration > 0:
-                parts.append(f"sleep {min(cmd.duration, MAX_WAIT_S):.3f}")
+            wait = min(cmd.duration, MAX_WAIT_S, left - waited)
+            if wait > 0:
+                parts.append(f"sleep {wait:.3f}")
+                waited += wait
         if read:
             parts.append(f"echo {_MARK}")
             parts.append(self._capture_cmd())
         if not parts:
             return self.new_output() if read else ("", True)
-        res = self.sandbox.shell("\n".join(parts))
+        res = self.sandbox.shell("\n".join(parts), timeout_s=waited + SLACK_S)
         head, sep, capture = res.output.partition(_MARK + "\n")
         if res.exit_code != 0 and not sep:
-            raise RuntimeError(f"tmux failed: {head.strip()}")
+            raise SandboxFailure(f"tmux failed: {head.strip()[:300]}")
         return self._diff(_lines(capture)) if read else ("", True)
 
     @property
@@ -90,11 +99,11 @@ class TmuxSession:
 
     def screen(self) -> str:
         """The visible screen."""
-        return "\n".join(_lines(self.sandbox.shell(self._capture_cmd(False)).output))
+        return "\n".join(_lines(self.sandbox.shell(self._capture_cmd(False), timeout_s=SLACK_S).output))
 
     def new_output(self) -> tuple[str, bool]:
         """(text, incremental): what appeared since the last read, or the whole screen when that cannot be told."""
-        return self._diff(_lines(self.sandbox.shell(self._capture_cmd()).output))
+        return self._diff(_lines(self.sandbox.shell(self._capture_cmd(), timeout_s=SLACK_S).output))
 
     def _diff(self, lines: list[str]) -> tuple[str, bool]:
         prev = self._last

@@ -1,0 +1,71 @@
+"""The commands a shell script calls by name: what the verifier's scripts (`tests/test.sh`, `run-tests.sh`)
+rely on, so that a run which replaced one of them is caught.
+
+A reader, not a shell parser: it splits the text at the places a command can start (line breaks, `;`, `&`,
+`|`, `(`, `{`, backquotes, `$(`, and after `if`/`then`/`do`/…), drops assignments and wrappers (`sudo`, `env`,
+`timeout 60`, `xargs`, …) and keeps the first word. Reading too much is harmless (a word that is no command
+resolves to nothing on PATH); reading too little would miss a runner, so wrappers are looked through.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+_SPLIT = re.compile(r"\$\(|`|\|\||&&|[\n;&|(){}]")
+_COMMENT = re.compile(r"(^|\s)#.*$", re.M)
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=")
+_NAME = re.compile(r"^[A-Za-z0-9_.+-]+$")
+_KEYWORDS = {
+    "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "for", "in", "case", "esac",
+    "select", "function", "!", "time", "[[", "]]", "coproc",
+}  # fmt: skip
+# Wrappers run the next word as the command; the value says how many of their own arguments to skip
+# (besides options starting with "-").
+_WRAPPERS = {
+    "sudo": 0, "env": 0, "exec": 0, "command": 0, "builtin": 0, "nohup": 0, "nice": 0, "xargs": 0,
+    "timeout": 1, "stdbuf": 0, "setsid": 0, "chroot": 1, "su": 0, "runuser": 0, "uvx": 0, "uv": 0,
+}  # fmt: skip
+_UV_SUBCOMMANDS = {"run", "tool", "pip"}
+
+
+def _words(segment: str) -> list[str]:
+    try:
+        return shlex.split(segment, posix=True)
+    except ValueError:  # an unbalanced quote in this piece: plain whitespace split is close enough
+        return segment.split()
+
+
+def command_words(script: str) -> tuple[set[str], set[str]]:
+    """(names, absolute paths) of the commands the script runs."""
+    names: set[str] = set()
+    paths: set[str] = set()
+    for segment in _SPLIT.split(_COMMENT.sub(r"\1", script)):
+        words = _words(segment)
+        i = 0
+        while i < len(words):
+            word = words[i]
+            if word in _KEYWORDS or _ASSIGNMENT.match(word):
+                i += 1
+                continue
+            if word.startswith("/") and "$" not in word:
+                paths.add(word)
+            elif _NAME.match(word):
+                names.add(word)
+            else:
+                break
+            base = word.rsplit("/", 1)[-1]
+            if base not in _WRAPPERS:
+                break
+            # look through the wrapper: skip its options and fixed arguments, then read the next command
+            i += 1
+            skip = _WRAPPERS[base]
+            while i < len(words) and (words[i].startswith("-") or _ASSIGNMENT.match(words[i]) or skip):
+                if not words[i].startswith("-") and not _ASSIGNMENT.match(words[i]):
+                    skip -= 1
+                elif words[i] in ("-p", "-w", "--with", "--python", "--from", "-u", "-s", "-k"):
+                    i += 1  # an option with a value (uvx -p 3.13, uvx -w pytest==8, su -s, timeout -k 5)
+                i += 1
+            if base in ("uv", "uvx") and i < len(words) and words[i] in _UV_SUBCOMMANDS:
+                i += 1
+    return names, paths
