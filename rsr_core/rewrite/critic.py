@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -16,30 +17,52 @@ from rsr_core.protocols import LLM
 from rsr_core.rewrite.literals import Hidden, final_contents, hidden_texts
 from rsr_core.rewrite.llm_json import ask_json
 
-HARNESS_PATTERNS: list[tuple[re.Pattern, str]] = [
-    (re.compile(r"\[statem\]", re.I), "StateM bookkeeping marker"),
-    (re.compile(r"[\"']transition[\"']\s*:", re.I), "StateM transition field"),
-    (
-        re.compile(
-            r"\btransition(?:s|ed|ing)?\s+(?:back\s+)?(?:to|into)\s+(?:the\s+)?(?:explore|plan|implement|verify|done)\b",
-            re.I,
-        ),
-        "StateM phase transition",
-    ),
-    (re.compile(r"\b(?:explore|implement|verify)\s+phase\b", re.I), "StateM phase name"),
-    (re.compile(r"\bstate\s+(?:machine|file|record)\b", re.I), "StateM state machinery"),
-    (re.compile(r"\bnot\s+passed\b", re.I), "RSRT verifier feedback wording"),
-    (
-        re.compile(r"\bverifier\s+(?:feedback|says|answers|reports|responds)\b", re.I),
-        "RSRT verifier in the loop",
-    ),
-    (
-        re.compile(
-            r"\b(?:run_tests|submit_solution|check_solution|verify_solution|bash_command|mark_task_complete)\b"
-        ),
-        "a tool the general harness does not have",
-    ),
-]
+HARNESS_VOCABULARY = "harness_vocabulary_v1.json"
+
+
+@dataclass(frozen=True)
+class HarnessRule:
+    """One rule of the harness vocabulary: what it flags, why, and the contexts that make it ordinary."""
+
+    reason: str
+    patterns: tuple[re.Pattern[str], ...]
+    unless: tuple[re.Pattern[str], ...]
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """(start, end) of every match not inside an `unless` match."""
+        ordinary = [(m.start(), m.end()) for u in self.unless for m in u.finditer(text)]
+        return [
+            (m.start(), m.end())
+            for p in self.patterns
+            for m in p.finditer(text)
+            if m.end() > m.start() and not any(s <= m.start() and m.end() <= e for s, e in ordinary)
+        ]
+
+
+@cache
+def harness_rules() -> tuple[HarnessRule, ...]:
+    """The harness-only vocabulary of the versioned data file, compiled on first use."""
+    data = prompts.load_json(HARNESS_VOCABULARY)
+    fills = {
+        name: "(?:" + "|".join(sorted(words, key=len, reverse=True)) + ")"
+        for name, words in data["lists"].items()
+    }
+
+    def compile_(pattern: str) -> re.Pattern[str]:
+        for name, alternation in fills.items():
+            pattern = pattern.replace("{" + name + "}", alternation)
+        return re.compile(pattern, re.I | re.M)
+
+    return tuple(
+        HarnessRule(
+            rule["reason"],
+            tuple(compile_(p) for p in rule["patterns"]),
+            tuple(compile_(p) for p in rule.get("unless", [])),
+        )
+        for rule in data["rules"]
+    )
+
+
 _WORD_EDGE = r"(?<![A-Za-z0-9_]){}(?![A-Za-z0-9_])"
 GENERIC = {
     "/app",
@@ -121,12 +144,20 @@ def schema_flags(rb: Runbook, text: str) -> list[CriticFlag]:
 
 
 def harness_flags(rb: Runbook, text: str) -> list[CriticFlag]:
-    """Vocabulary and tools that only discovery harnesses have."""
-    return [
-        _flag(rb, "deterministic", "harness_syntax", m.start(), m.end(), text, 1.0, why)
-        for pattern, why in HARNESS_PATTERNS
-        for m in pattern.finditer(text)
-    ]
+    """Vocabulary and tools that only discovery harnesses have (harness_vocabulary_v1.json): one flag per
+    phrase, overlapping matches merged into one span (named by the longest match's reason)."""
+    found = sorted(
+        ((start, end, rule.reason) for rule in harness_rules() for start, end in rule.spans(text)),
+        key=lambda f: (f[0], -f[1]),
+    )
+    merged: list[tuple[int, int, str, int]] = []  # start, end, reason, length of the match naming it
+    for start, end, why in found:
+        if merged and start < merged[-1][1]:
+            s0, e0, why0, len0 = merged[-1]
+            merged[-1] = (s0, max(e0, end), why if end - start > len0 else why0, max(len0, end - start))
+        else:
+            merged.append((start, end, why, end - start))
+    return [_flag(rb, "deterministic", "harness_syntax", s, e, text, 1.0, why) for s, e, why, _ in merged]
 
 
 def _widen(text: str, start: int, end: int) -> tuple[int, int]:

@@ -115,13 +115,22 @@ def test_source_run_final_contents_are_solution_leaks(log_task):
     assert any(f.kind == "solution_leak" and f.matched_path == "source run" for f in flags)
 
 
-def test_schema_flags_and_threshold_setting(log_task):
+def test_schema_flags(log_task):
     rb = _rb("   ")
     assert any(f.kind == "schema" for f in deterministic_flags(rb, log_task, None))
-    rb = _rb("Compute with awk '{print $9}' access.log | sort -n | uniq -c")
-    strict = deterministic_flags(rb, log_task, None, CriticSettings(fuzzy_threshold=99.5))
-    loose = deterministic_flags(rb, log_task, None, CriticSettings(fuzzy_threshold=70))
-    assert len(loose) >= len(strict) and any(f.kind == "solution_leak" for f in loose)
+
+
+def test_a_lower_fuzzy_threshold_flags_a_near_match_a_higher_one_does_not(sqlite_task):
+    # The solution's query with two words changed: close to it, not equal.
+    rb = _rb(
+        "Use connect('/app/shop.db') then execute('SELECT name FROM products WHERE cost > 20 ORDER BY title')"
+    )
+    strict = deterministic_flags(rb, sqlite_task, None, CriticSettings(fuzzy_threshold=90))
+    loose = deterministic_flags(rb, sqlite_task, None, CriticSettings(fuzzy_threshold=85))
+    assert [f for f in strict if f.kind == "solution_leak"] == []
+    near = [f for f in loose if f.kind == "solution_leak"]
+    assert near and all(0.85 <= f.score < 0.90 for f in near)
+    assert near[0].matched_path == "solution/solve.sh" and "SELECT name FROM products" in near[0].matched_text
 
 
 def test_critique_never_repeats_hidden_text(log_task):
