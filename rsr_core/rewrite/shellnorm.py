@@ -25,6 +25,7 @@ class _Reader:
     def __init__(self, src: str, view: ShellView, depth: int) -> None:
         self.src, self.i, self.view, self.depth = src, 0, view, depth
         self.pending: list[tuple[Command, str, bool, bool]] = []  # here-docs waiting for their body
+        self.open = False  # the text ended inside a quote, a substitution or a here-doc
 
     def peek(self, n: int = 1) -> str:
         return self.src[self.i : self.i + n]
@@ -92,6 +93,8 @@ class _Reader:
                 if check.rstrip() == delim:
                     break
                 lines.append(check)
+            else:
+                self.open = True
             body = "\n".join(lines) + "\n"
             cmd.stdin = body if quoted else self._expand_double(body)
             cmd.stdin_quoted = quoted
@@ -105,6 +108,7 @@ class _Reader:
             ch = self.src[self.i]
             if ch == "'":
                 end = self.src.find("'", self.i + 1)
+                self.open = self.open or end < 0
                 end = len(self.src) if end < 0 else end
                 out.append(self.src[self.i + 1 : end])
                 self.i = end + 1
@@ -116,6 +120,7 @@ class _Reader:
                 end = self.i + 2
                 while end < len(self.src) and self.src[end] != "'":
                     end += 2 if self.src[end] == "\\" else 1
+                self.open = self.open or end >= len(self.src)
                 out.append(unescape(self.src[self.i + 2 : end]))
                 self.i = end + 1
             elif ch in "$`":
@@ -131,6 +136,7 @@ class _Reader:
     def _closing_double(self, j: int) -> int:
         while j < len(self.src) and self.src[j] != '"':
             j += 2 if self.src[j] == "\\" else 1
+        self.open = self.open or j >= len(self.src)
         return min(j, len(self.src))
 
     def _expand_double(self, text: str) -> str:
@@ -166,6 +172,7 @@ class _Reader:
                 if depth == 0:
                     return j
             j += 1
+        self.open = True
         return len(self.src)
 
     def _dollar(self) -> str:
@@ -173,11 +180,13 @@ class _Reader:
         src, i = self.src, self.i
         if src[i] == "`":
             end = src.find("`", i + 1)
+            self.open = self.open or end < 0
             end = len(src) if end < 0 else end
             self.i = end + 1
             return self._substitute(src[i + 1 : end])
         if src.startswith("$((", i):
             end = src.find("))", i + 3)
+            self.open = self.open or end < 0
             end = len(src) if end < 0 else end
             self.i = end + 2
             expr = self._expand_double(src[i + 3 : end])
@@ -233,3 +242,11 @@ def read_shell(src: str, view: ShellView | None = None, depth: int = 0) -> Shell
     view = view if view is not None else ShellView()
     _Reader(src, view, depth).run()
     return view
+
+
+def read_more(src: str, view: ShellView) -> bool:
+    """Read `src` into `view`, a session's state so far; True when it ends at a clean line end (no open quote,
+    substitution or here-doc), so that what follows can be read on its own from the resulting state."""
+    reader = _Reader(src, view, 0)
+    reader.run()
+    return src.endswith("\n") and not reader.open and not reader.pending

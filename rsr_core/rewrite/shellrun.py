@@ -34,6 +34,17 @@ class ShellView:
     notes: set[str] = field(default_factory=set)
     """The re-encoding filters the output went through ('base64 -d', 'rev', …), for evidence."""
 
+    def copy(self) -> ShellView:
+        """An independent copy (a session's state kept at a clean line end)."""
+        return ShellView(
+            list(self.text),
+            list(self.python),
+            list(self.output),
+            dict(self.files),
+            dict(self.env),
+            set(self.notes),
+        )
+
 
 @dataclass
 class Command:

@@ -21,7 +21,7 @@ from rsr_core.rewrite.compress import condense
 from rsr_core.rewrite.literals import hidden_phrases
 from rsr_core.rewrite.llm_json import ModelOutputError, ask_json
 from rsr_core.rewrite.tokens import has_word
-from rsr_core.rewrite.values import collapsed, command_views, observed_views, phrase_found, value_tokens
+from rsr_core.rewrite.values import Session, collapsed, observed_views, phrase_found
 
 MAX_SHOWN = 60  # longest value quoted in an evidence line
 
@@ -80,7 +80,7 @@ def deterministic_transfer(
     public = collapsed((task.instruction or "") + "\n" + (rewrite.instruction or ""))
     hidden = HiddenCorpus.of(runbook, source, task, public, min_len)
     seen: list[str] = [public]
-    typed, used, used_phrases = "", set[str](), set[str]()
+    session, used, used_phrases = Session(), set[str](), set[str]()
     evidence: list[str] = []
     for step in rewrite.steps:
         if step.private_guidance:
@@ -88,19 +88,18 @@ def deterministic_transfer(
         if step.source != "agent":
             seen.append(collapsed(step.message))  # the prompt shows the initial terminal state
             continue
-        # The whole session so far is read at once: variables, files and half-typed lines carry over.
-        typed += "".join(_typed(c.keystrokes) for c in step.commands)
+        reading = session.add("".join(_typed(c.keystrokes) for c in step.commands))
         flagged: list[str] = []
         if hidden.phrases:
-            views = [collapsed(v.text) for v in command_views(typed)]
+            texts = reading.phrase_texts()
             for phrase, where in hidden.phrases:
-                if phrase in used_phrases or not phrase_found(phrase, views):
+                if phrase in used_phrases or not phrase_found(phrase, texts):
                     continue
                 used_phrases.add(phrase)
                 if not any(phrase in s for s in seen):
                     flagged.append(phrase)
                     evidence.append(_line(step.index, phrase, "", [where]))
-        found = value_tokens(typed, min_len)
+        found = reading.tokens(min_len)
         for low in sorted(set(found) - used, key=len, reverse=True):
             used.add(low)
             if any(low in s for s in seen) or any(low in f for f in flagged):
@@ -108,7 +107,8 @@ def deterministic_transfer(
             where = hidden.where(low)
             if where:
                 flagged.append(low)
-                evidence.append(_line(step.index, found[low][0], found[low][1], where))
+                tok, how = found[low]
+                evidence.append(_line(step.index, tok, reading.label(low, how), where))
         seen += [collapsed(v) for v in observed_views(step.observation or "")]
     return evidence
 
