@@ -17,7 +17,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "ingest",
         help="store trajectories and tasks from files and directories",
         description="Ingest ATIF trajectory.json files, harbor job/trial/task dirs and Terminal-Bench 1 "
-        "run/task dirs (walked recursively). A file is stored whole or not at all; ingesting twice adds nothing.",
+        "run/task dirs (walked recursively, never through a symlink leading outside the paths given). A file "
+        "is stored whole or not at all; ingesting twice adds nothing.",
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="files or directories to ingest")
     add_db(p)
@@ -27,7 +28,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--kind", choices=KINDS, help="kind of these runs (default: extra.rsr.kind, else discovery)"
     )
-    p.add_argument("--workers", type=int, default=None, help="parser processes (default: up to 4)")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="parser processes, used from 64 files on; they end with this command (default: up to 4)",
+    )
     add_json(p)
     p.set_defaults(handler=run)
 
