@@ -261,6 +261,8 @@ class _StrictLoader(yaml.SafeLoader):
 def _load_yaml(text: str) -> Any:
     try:
         return yaml.load(text, Loader=_StrictLoader)  # a SafeLoader subclass: no arbitrary objects
+    except FormatError:
+        raise
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
