@@ -140,6 +140,8 @@ def run(words: list[str], stdin: str | None, view: ShellView) -> str | None:
         return stdin
     if stdin is None:
         return None
+    if name == "openssl" and "base64" in args and "-d" in args:
+        name = "base64"
     if name in ("base64", "base32") and decoding:
         view.notes.add(f"{name} -d")
         return _decode(name, stdin)

@@ -10,6 +10,8 @@ the terminal or into files (`>`, `>>`). Anything it does not understand passes t
 
 from __future__ import annotations
 
+import re
+
 from rsr_core.rewrite.decode import unescape
 from rsr_core.rewrite.pyfold import arithmetic
 from rsr_core.rewrite.shellrun import Command, ShellView, run_pipeline
@@ -17,6 +19,7 @@ from rsr_core.rewrite.shellrun import Command, ShellView, run_pipeline
 _OPS = ("&&", "||", ";;", ";", "|", "&", "(", ")", "\n")
 _REDIRS = ("<<<", "<<-", "<<", ">>", ">|", ">&", "&>", "<", ">")
 MAX_DEPTH = 6
+_DATA_WORD = re.compile(r"[^\s#]*\d[^\s#]*")
 
 
 class _Reader:
@@ -40,8 +43,11 @@ class _Reader:
             if ch in " \t\r":
                 self.i += 1
             elif ch == "#" and (self.i == 0 or self.src[self.i - 1] in " \t\n;"):
-                while self.i < len(self.src) and self.src[self.i] != "\n":
-                    self.i += 1
+                end = self.src.find("\n", self.i)
+                end = len(self.src) if end < 0 else end
+                # A comment runs nothing, but a number or code in it shows what the run already knew.
+                self.view.text += _DATA_WORD.findall(self.src[self.i : end])
+                self.i = end
             elif redir := next((r for r in _REDIRS if self.src.startswith(r, self.i)), None):
                 self.i += len(redir)
                 self._redirect(pipeline[-1], redir)
@@ -49,6 +55,10 @@ class _Reader:
                 self.i += len(op)
                 if op == "|":
                     pipeline.append(Command())
+                    continue
+                if op == "(" and self.src[self.i :].lstrip(" \t").startswith(")") and pipeline[-1].words:
+                    pipeline[-1].words.pop()  # name() { …; }: a function's name is code
+                    self.i = self.src.index(")", self.i) + 1
                     continue
                 queued.append(pipeline)
                 pipeline = [Command()]

@@ -67,12 +67,13 @@ def _assign(word: str, env: dict[str, str]) -> bool:
     return True
 
 
-def _how_words(words: list[str]) -> list[str]:
+def _how_words(words: list[str], alone: bool) -> list[str]:
     """The words of a command that say how, not what: its name, and the packages an install names. A word with
     three digits in a row is kept all the same (a value dressed as a name)."""
     if not words:
         return []
-    how = [words[0]] if _NAME.match(words[0]) else []
+    # A lone word is not taken for a command: it may be a line typed into `cat > file` or an editor.
+    how = [words[0]] if _NAME.match(words[0]) and not alone else []
     for k in range(1, len(words)):
         if words[k] == "install" and words[k - 1].rsplit("/", 1)[-1] in _INSTALLERS:
             how += words[k + 1 :]
@@ -111,7 +112,8 @@ def run_pipeline(pipeline: list[Command], view: ShellView, reread: Callable[[str
         for op, target in cmd.redirs:
             if op == "<":
                 stdin = view.files.get(target, stdin)
-        how = _how_words(words)
+        alone = len(words) == 1 and len(pipeline) == 1 and not cmd.redirs and cmd.stdin is None
+        how = _how_words(words, alone)
         view.text += [w for w in words if w not in how] + [t for _, t in cmd.redirs]
         program = program_of(words, cmd.stdin, targets)
         if program is not None and _program(*program, view, reread):

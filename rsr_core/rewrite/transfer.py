@@ -62,7 +62,7 @@ def _typed(keystrokes: str) -> str:
     # A batch that is only a tmux key name is a key press, not text: Enter and the interrupts end the line.
     name = keystrokes.strip()
     if name in TMUX_KEY_NAMES:
-        return "\n" if name in ("Enter", "C-c", "C-d", "C-z") else ""
+        return {"Enter": "\n", "C-c": "\n", "C-d": "\n", "C-z": "\n", "BSpace": "\x7f"}.get(name, "")
     return keystrokes
 
 

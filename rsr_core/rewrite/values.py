@@ -21,6 +21,7 @@ from rsr_core.rewrite.tokens import has_word, tokens
 _ROT13_MARKERS = ("rot13", "rot_13", "n-za-m")
 _SPACE = re.compile(r"\s+")
 _INVISIBLE = re.compile("[\u00ad\u200b-\u200f\u2060\ufeff]")
+_ERASED = re.compile("[^\n\x7f\b][\x7f\b]")
 # String literals joined by juxtaposition or an operator, as awk ("a" "b"), perl ("a" . "b"), JavaScript or
 # Python ("a" + "b") join them.
 _JOINED = re.compile(r"""(["'])[ \t]*(?:[.+][ \t]*)?\1""")
@@ -36,8 +37,12 @@ class View:
 
 
 def plain(text: str) -> str:
-    """Unicode compatibility forms folded (fullwidth digits, ligatures) and invisible characters removed."""
-    return _INVISIBLE.sub("", unicodedata.normalize("NFKC", text))
+    """Unicode compatibility forms folded (fullwidth digits, ligatures), invisible characters removed and
+    backspaces applied (what the terminal line holds)."""
+    text = _INVISIBLE.sub("", unicodedata.normalize("NFKC", text))
+    while _ERASED.search(text):
+        text = _ERASED.sub("", text)
+    return text.replace("\x7f", "").replace("\b", "")
 
 
 def _with_transforms(base: list[View], rot: bool) -> list[View]:
@@ -108,7 +113,7 @@ class Session:
 
     def add(self, keys: str) -> Reading:
         """Type `keys` and read the session so far."""
-        self.typed += plain(keys)
+        self.typed = plain(self.typed + keys)  # a backspace may erase what an earlier batch typed
         view = self._clean.copy()
         if read_more(self.typed[self._clean_at :], view):
             self._clean_at, self._clean = len(self.typed), view.copy()

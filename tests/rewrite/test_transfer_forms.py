@@ -99,6 +99,8 @@ PLAIN = {
     "part of the code": ["echo 8841 > /app/out.txt\n"],
     "used before reading": [f"echo {CODE} > /app/out.txt\n", READ],
     "phrase from the tests": ["echo 'vault   opened at dawn' > /app/out.txt\n"],
+    "a word typed into cat": ["cat > /app/out.txt\n", "dawn\n", "C-d"],
+    "in a comment": [f"ls  # the code is {CODE}\n"],
 }
 # Forms where no piece of the value is as long as the minimum: only reading them as the sandbox would finds it.
 DISGUISED = {
@@ -149,6 +151,9 @@ DISGUISED = {
     "python rot13": [f"python3 -c \"import codecs; print(codecs.decode('{PHRASE_ROT13}', 'rot13'))\" > o\n"],
     "invisible characters": ["echo ZR-88\u200b41-QX > /app/out.txt\n"],
     "fullwidth digits": ["echo ZR-\uff18\uff18\uff14\uff11-QX > /app/out.txt\n"],
+    "backspace": ["echo ZR-88X", "BSpace", "41-QX > /app/out.txt\n"],
+    "openssl base64": [f"echo {B64} | openssl base64 -d > /app/out.txt\n"],
+    "bash -c": ['bash -c \'echo "ZR"-"88"41-QX\' > /app/out.txt\n'],
 }
 TRANSFER = {**PLAIN, **DISGUISED}
 
