@@ -1,16 +1,9 @@
-"""RSR Studio: navigation only. Run with `streamlit run app.py` (or `make app`)."""
+"""RSR Studio: navigation only (the app ships inside the package, rsr_core/ui). `make app`, `rsr app`, or
+`streamlit run app.py` in a checkout."""
 
-import streamlit as st
+import runpy
+from pathlib import Path
 
-st.set_page_config(page_title="RSR Studio", layout="wide")
-st.navigation(
-    [
-        st.Page("pages/overview.py", title="Overview", default=True),
-        st.Page("pages/trajectories.py", title="Trajectories"),
-        st.Page("pages/diff.py", title="Diff"),
-        st.Page("pages/runbooks.py", title="Runbooks"),
-        st.Page("pages/rewrite.py", title="Rewrite"),
-        st.Page("pages/similarity.py", title="Similarity"),
-        st.Page("pages/export.py", title="Export"),
-    ]
-).run()
+import rsr_core.ui
+
+runpy.run_path(str(Path(rsr_core.ui.__file__).parent / "app.py"), run_name="__main__")

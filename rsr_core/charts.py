@@ -6,6 +6,7 @@ Frames come from rsr_core/analysis: `similarity.score_pairs` (pairs), `similarit
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Literal
 
@@ -140,7 +141,15 @@ def coverage_upset(upset: pd.DataFrame, harnesses: Sequence[str] | None = None) 
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.7, 0.3], vertical_spacing=0.03)
     x = list(range(len(upset)))
     fig.add_trace(
-        go.Bar(x=x, y=upset["tasks"], text=upset["tasks"], hovertext=upset["harnesses"], name="tasks"),
+        go.Bar(
+            x=x,
+            y=upset["tasks"],
+            text=upset["tasks"],
+            textposition="outside",
+            cliponaxis=False,
+            hovertext=upset["harnesses"],
+            name="tasks",
+        ),
         row=1,
         col=1,
     )
@@ -158,7 +167,10 @@ def coverage_upset(upset: pd.DataFrame, harnesses: Sequence[str] | None = None) 
             row=2,
             col=1,
         )
-    fig.update_yaxes(title_text="tasks solved by exactly these", row=1, col=1)
+    top = float(upset["tasks"].max()) if len(upset) else 0.0
+    fig.update_yaxes(
+        title_text="tasks solved by exactly these", row=1, col=1, **count_axis(top), range=[0, top * 1.2 + 1]
+    )
     fig.update_yaxes(tickvals=list(range(len(names))), ticktext=names, row=2, col=1)
     fig.update_xaxes(showticklabels=False, row=2, col=1)
     fig.update_layout(title="Overlap of solved tasks per harness", showlegend=False)
@@ -176,18 +188,69 @@ def coverage_bars(harness: pd.DataFrame, union_solved: int | None = None) -> go.
         ("solved_tasks", "solved"),
         ("unique_solved", "solved by no other"),
     ):
-        fig.add_trace(go.Bar(x=harness["harness"], y=harness[column], name=label, text=harness[column]))
+        fig.add_trace(
+            go.Bar(
+                x=harness["harness"],
+                y=harness[column],
+                name=label,
+                text=harness[column],
+                textposition="outside",
+                cliponaxis=False,
+            )
+        )
+    top = max(
+        [float(harness[c].max()) for c in ("attempted_tasks",) if len(harness)] + [float(union_solved or 0)]
+    )
     if union_solved is not None:
         fig.add_hline(y=union_solved, line_dash="dash", annotation_text=f"union solved: {union_solved}")
-    fig.update_layout(barmode="group", title="Coverage per harness", yaxis_title="tasks")
+    fig.update_layout(
+        barmode="group",
+        title="Coverage per harness",
+        yaxis={**count_axis(top), "range": [0, top * 1.15 + 1], "title": "tasks"},
+        legend={"orientation": "h", "y": -0.15},
+    )
     return fig
 
 
+FUNNEL_COLORS = {"pipeline": "#1f77b4", "runbook status": "#9ecae1", "execution outcome": "#ff7f0e"}
+
+
+def count_axis(maximum: float) -> dict:
+    """Axis settings that tick whole numbers only (no 0.5 tasks), from zero."""
+    step = max(1, math.ceil(maximum / 8)) if maximum > 0 else 1
+    return {"tick0": 0, "dtick": step, "rangemode": "tozero", "tickformat": ",d"}
+
+
 def funnel_chart(funnel: pd.DataFrame, expansion_ratio: float | None = None) -> go.Figure:
-    """The rewrite funnel. `funnel`: label, count in pipeline order (`coverage.funnel_frame`)."""
-    fig = go.Figure(go.Funnel(y=funnel["label"], x=funnel["count"], textinfo="value+percent initial"))
+    """Every stage of the rewrite funnel as horizontal bars in pipeline order, the runbook statuses and the
+    executions' outcomes set apart by colour. `funnel`: label, group, count (`coverage.funnel_frame`)."""
+    fig = go.Figure()
+    order = list(funnel["label"])
+    for group, color in FUNNEL_COLORS.items():
+        part = funnel[funnel["group"] == group]
+        fig.add_trace(
+            go.Bar(
+                y=part["label"],
+                x=part["count"],
+                orientation="h",
+                name=group,
+                marker_color=color,
+                text=[f"{n:,}" for n in part["count"]],
+                textposition="outside",
+                cliponaxis=False,
+            )
+        )
     title = "Rewrite funnel"
     if expansion_ratio is not None:
         title += f" (expansion ratio {expansion_ratio:.2f})"
-    fig.update_layout(title=title)
+    top = float(funnel["count"].max()) if len(funnel) else 0.0
+    fig.update_layout(
+        title=title,
+        barmode="overlay",
+        yaxis={"categoryorder": "array", "categoryarray": order[::-1], "automargin": True},
+        xaxis={**count_axis(top), "range": [0, top * 1.15 + 1], "title": "count"},
+        legend={"orientation": "h", "y": -0.15},
+        height=120 + 28 * len(order),
+        margin={"r": 40},
+    )
     return fig

@@ -33,6 +33,27 @@ def _parse_image_map(text: str) -> dict[str, str]:
     return mapping
 
 
+def _parse_prices(text: str) -> dict[str, tuple[float, float]]:
+    """Parse `model=input/output,…` (USD per million prompt / completion tokens)."""
+    prices: dict[str, tuple[float, float]] = {}
+    for item in text.split(","):
+        item = item.strip()
+        if not item:
+            continue
+        model, sep, pair = item.rpartition("=")
+        inp, slash, out = pair.partition("/")
+        try:
+            if not sep or not slash or not model.strip():
+                raise ValueError
+            prices[model.strip()] = (float(inp), float(out))
+        except ValueError:
+            raise ValueError(
+                f"RSR_PRICES: entry {item[:80]!r} is not of the form 'model=input/output' "
+                "(USD per million prompt / completion tokens)"
+            ) from None
+    return prices
+
+
 class Settings(BaseModel):
     """Runtime configuration, read once from the environment."""
 
@@ -70,6 +91,11 @@ class Settings(BaseModel):
     )
     allow_network: bool = Field(
         False, description="Opt in to network for tasks that allow it (RSR_ALLOW_NETWORK)."
+    )
+    prices: dict[str, tuple[float, float]] = Field(
+        default_factory=dict,
+        description="USD per million prompt and completion tokens, per model (RSR_PRICES='model=in/out,…'); "
+        "cost is unknown for models not listed (unless the run recorded its cost).",
     )
     critic_fuzzy_threshold: float = Field(
         88.0,
@@ -116,6 +142,8 @@ class Settings(BaseModel):
                 values[field] = env[var]
         if env.get("RSR_ALLOW_NETWORK"):
             values["allow_network"] = env["RSR_ALLOW_NETWORK"].lower() in ("1", "true", "yes")
+        if env.get("RSR_PRICES"):
+            values["prices"] = _parse_prices(env["RSR_PRICES"])
         if env.get("RSR_IMAGE_MAP"):
             values["image_map"] = {**DEFAULT_IMAGE_MAP, **_parse_image_map(env["RSR_IMAGE_MAP"])}
         return cls(**values)

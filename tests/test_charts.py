@@ -52,6 +52,15 @@ def test_coverage_and_funnel_figures():
     stats = {"harnesses": {"rsrt": {"attempted_tasks": 2, "solved_tasks": 2, "unique_solved": 1}}}
     assert len(charts.coverage_bars(coverage.harness_frame(stats), union_solved=2).data) == 3
     funnel = coverage.funnel_frame(
-        {"sources": 2, "runbooks": 8, "executions": 32, "verified": 28, "kept": 27}
-    )
-    assert list(charts.funnel_chart(funnel, 13.5).data[0].x) == [2, 8, 0, 32, 28, 27]
+        {"sources": 2, "runbooks": 8, "critic_rejected": 1, "human_rejected": 1, "approved": 6,
+         "executions": 32, "verifier_tampered": 1, "verified": 28, "answer_transfer": 1, "kept": 27}
+    )  # fmt: skip
+    fig = charts.funnel_chart(funnel, 13.5)
+    by_group = {t.name: dict(zip(t.y, t.x, strict=True)) for t in fig.data}
+    assert by_group["pipeline"] == {
+        "source trajectories": 2, "runbooks (all critic rounds)": 8, "executions": 32,
+        "passed the verifier": 28, "kept for training": 27,
+    }  # fmt: skip
+    assert by_group["runbook status"]["rejected by a reviewer"] == 1
+    assert by_group["execution outcome"] == {"tampered with the verifier": 1, "answer transfer": 1}
+    assert fig.layout.xaxis.dtick == 4 and fig.layout.xaxis.tickformat == ",d"  # whole numbers only

@@ -12,13 +12,21 @@ from typing import Any
 import pandas as pd
 
 HARNESS_COLUMNS = ("harness", "attempted_tasks", "solved_tasks", "unique_solved")
+# Every stage of the funnel in pipeline order, with the group it belongs to: the main line, or where runbooks
+# and executions leave it (the runbook statuses sum to `runbooks`).
 FUNNEL_STAGES = (
-    ("sources", "source trajectories"),
-    ("runbooks", "runbooks (all rounds)"),
-    ("approved", "runbooks approved"),
-    ("executions", "executions"),
-    ("verified", "passed the verifier"),
-    ("kept", "kept"),
+    ("sources", "source trajectories", "pipeline"),
+    ("runbooks", "runbooks (all critic rounds)", "pipeline"),
+    ("critic_pending", "waiting for the critic", "runbook status"),
+    ("critic_rejected", "rejected by the critic", "runbook status"),
+    ("pending_review", "waiting for human review", "runbook status"),
+    ("human_rejected", "rejected by a reviewer", "runbook status"),
+    ("approved", "approved", "runbook status"),
+    ("executions", "executions", "pipeline"),
+    ("verifier_tampered", "tampered with the verifier", "execution outcome"),
+    ("verified", "passed the verifier", "pipeline"),
+    ("answer_transfer", "answer transfer", "execution outcome"),
+    ("kept", "kept for training", "pipeline"),
 )
 
 
@@ -62,11 +70,12 @@ def upset_frame(outcomes: pd.DataFrame) -> pd.DataFrame:
 
 
 def funnel_frame(funnel: dict[str, Any]) -> pd.DataFrame:
-    """`rsr stats funnel` payload -> stage, label, count rows in pipeline order (for a funnel chart)."""
+    """`rsr stats funnel` payload -> stage, label, group, count rows in pipeline order (for the funnel chart)."""
     rows = [
-        {"stage": key, "label": label, "count": int(funnel.get(key) or 0)} for key, label in FUNNEL_STAGES
+        {"stage": key, "label": label, "group": group, "count": int(funnel.get(key) or 0)}
+        for key, label, group in FUNNEL_STAGES
     ]
-    return pd.DataFrame(rows, columns=["stage", "label", "count"])
+    return pd.DataFrame(rows, columns=["stage", "label", "group", "count"])
 
 
 def expansion_ratio(funnel: dict[str, Any]) -> float:

@@ -96,9 +96,10 @@ def _progress_printer(json_mode: bool):
     def show(job_id: str, counts: dict[str, dict[str, int]]) -> None:
         total = sum(sum(v.values()) for v in counts.values())
         done = sum(v.get("done", 0) for v in counts.values())
+        failed = sum(v.get("failed", 0) for v in counts.values())
         bar = "#" * (20 * done // total if total else 0)
         parts = " ".join(f"{k} {v.get('done', 0)}/{sum(v.values())}" for k, v in counts.items() if v)
-        line = f"{job_id} [{bar:<20}] {done}/{total} units  {parts}"
+        line = f"{job_id} [{bar:<20}] {done}/{total} units, {failed} failed  {parts}"
         sys.stderr.write(("\r" + line) if tty else line + "\n")
         sys.stderr.flush()
 
@@ -132,7 +133,9 @@ def _runner(args: argparse.Namespace, settings: Settings):
     return services, runner
 
 
-def _report(args: argparse.Namespace, services, job_id: str, status: str) -> int:
+def _report(
+    args: argparse.Namespace, services, job_id: str, status: str, requeued: dict | None = None
+) -> int:
     from rsr_core.store import jobs as jobs_sql
     from rsr_core.store import pipeline as pipeline_sql
 
@@ -141,10 +144,14 @@ def _report(args: argparse.Namespace, services, job_id: str, status: str) -> int
             "job_id": job_id,
             "status": status,
             "units": jobs_sql.unit_counts(cur, job_id),
+            "failures": jobs_sql.failed_units(cur, job_id),
             "funnel": pipeline_sql.funnel(cur),
         }
+    if requeued is not None:
+        payload["requeued"] = requeued
     sys.stderr.write("\n")
-    emit(args, payload, f"job {job_id}: {status}")
+    text = [f"job {job_id}: {status}"] + _failure_lines(payload["failures"])
+    emit(args, payload, "\n".join(text))
     return 0 if status in ("done", "waiting_review") else 1
 
 
@@ -183,11 +190,22 @@ def jobs_resume(args: argparse.Namespace, settings: Settings) -> int:
 
     services, runner = _runner(args, settings)
     try:
-        status = runner.resume(args.job_id)
+        status = runner.resume(args.job_id, on_requeued=_say_requeued)
     except JobError as exc:
         print(f"rsr: {exc}", file=sys.stderr)
         return 1
-    return _report(args, services, args.job_id, status)
+    return _report(args, services, args.job_id, status, requeued=runner.requeued)
+
+
+def _say_requeued(job_id: str, requeued: dict[str, dict[str, int]]) -> None:
+    if not requeued:
+        sys.stderr.write(f"job {job_id}: nothing to re-run; continuing with its pending units\n")
+        return
+    parts = [
+        f"{sum(kinds.values())} {status} ({', '.join(f'{k} {n}' for k, n in kinds.items())})"
+        for status, kinds in requeued.items()
+    ]
+    sys.stderr.write(f"job {job_id}: re-running " + "; ".join(parts) + "\n")
 
 
 def jobs_list(args: argparse.Namespace, settings: Settings) -> int:
@@ -215,9 +233,22 @@ def jobs_show(args: argparse.Namespace, settings: Settings) -> int:
             print(f"rsr: no job {args.job_id!r}", file=sys.stderr)
             return 1
         job["units"] = jobs_sql.unit_counts(cur, args.job_id)
+        job["failures"] = jobs_sql.failed_units(cur, args.job_id)
         job["unit_list"] = jobs_sql.units_of(cur, args.job_id)
-    emit(args, job, json.dumps({k: v for k, v in job.items() if k != "unit_list"}, indent=2, default=str))
+    shown = {k: v for k, v in job.items() if k not in ("unit_list", "failures")}
+    emit(args, job, "\n".join([json.dumps(shown, indent=2, default=str), *_failure_lines(job["failures"])]))
     return 0
+
+
+def _failure_lines(failures: list[dict]) -> list[str]:
+    """Failed units grouped by error: count, kinds, the first units."""
+    if not failures:
+        return []
+    lines = [f"failed units: {sum(f['units'] for f in failures)}, by error:"]
+    for f in failures:
+        lines.append(f"  {f['units']} x ({', '.join(f['kinds'])}) {f['error'][:300]}")
+        lines += [f"      {u}" for u in f["first"]]
+    return lines
 
 
 def jobs_cancel(args: argparse.Namespace, settings: Settings) -> int:

@@ -11,7 +11,7 @@ from rsr_core.settings import Settings
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the command group."""
     p = sub.add_parser(
-        "stats", help="corpus figures: summary, coverage, funnel", description="Corpus figures."
+        "stats", help="corpus figures: summary, coverage, funnel, cost", description="Corpus figures."
     )
     stats_sub = p.add_subparsers(dest="stats_command", metavar="WHAT", required=True)
     s = stats_sub.add_parser(
@@ -40,6 +40,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_db(f)
     add_json(f)
     f.set_defaults(handler=funnel)
+    c = stats_sub.add_parser(
+        "cost",
+        help="tokens and cost of the planner, critic and executor calls; cost per kept rewrite",
+        description="Tokens and cost of the rewrite pipeline's model calls (every finished unit), grouped by job, "
+        "model, role or task, and the cost per kept rewrite. Cost is what a call recorded, else its tokens at "
+        "the prices in RSR_PRICES (model=input/output USD per million tokens); unknown without a price.",
+    )
+    c.add_argument(
+        "--by", choices=["job", "model", "role", "task"], default="job", help="grouping (default job)"
+    )
+    add_db(c)
+    add_json(c)
+    c.set_defaults(handler=cost)
 
 
 def summary(args: argparse.Namespace, settings: Settings) -> int:
@@ -77,5 +90,37 @@ def coverage(args: argparse.Namespace, settings: Settings) -> int:
         f"union solved {data['union_solved']}; gain over best single "
         f"{'n/a' if gain is None else f'{gain:+.1%}'}"
     )
+    emit(args, data, "\n".join(lines))
+    return 0
+
+
+def _money(value: float | None) -> str:
+    return "unknown" if value is None else f"${value:,.4f}"
+
+
+def cost(args: argparse.Namespace, settings: Settings) -> int:
+    """Print the cost report."""
+    from rsr_core.analysis.cost_report import cost_report
+    from rsr_core.store import jobs
+
+    with open_store(args, settings, read_only=True).reading() as cur:
+        data = cost_report(jobs.unit_usage(cur), jobs.kept_rewrites(cur), settings.prices, args.by)
+    lines = [
+        f"{args.by:<36}{'units':>7}{'prompt tok':>12}{'compl. tok':>12}{'cost':>14}{'kept':>6}{'per kept':>14}"
+    ]
+    for g in data["groups"]:
+        lines.append(
+            f"{g['key'][:35]:<36}{g['units']:>7}{g['prompt_tokens']:>12,}{g['completion_tokens']:>12,}"
+            f"{_money(g['cost_usd']):>14}{g['kept']:>6}{_money(g['cost_per_kept_usd']):>14}"
+        )
+    t = data["total"]
+    lines.append(
+        f"{'total':<36}{t['units']:>7}{t['prompt_tokens']:>12,}{t['completion_tokens']:>12,}{_money(t['cost_usd']):>14}"
+        f"{t['kept']:>6}{_money(t['cost_per_kept_usd']):>14}"
+    )
+    if any(g["unpriced_units"] for g in data["groups"]):
+        lines.append(
+            "cost is unknown where a model has no price: set RSR_PRICES='model=input/output,…' (USD per 1M tokens)"
+        )
     emit(args, data, "\n".join(lines))
     return 0

@@ -68,8 +68,8 @@ class JobRunner:
         self.on_progress = on_progress
         self.gc = gc
         self.cancel_event = threading.Event()
-        self.requeued = 0
-        """Units the last `resume` put back in the queue."""
+        self.requeued: dict[str, dict[str, int]] = {}
+        """What the last `resume` put back in the queue: {status it was in: {unit kind: n}}."""
 
     # -- starting -------------------------------------------------------------------------------
     def sources_for(self, params: RewriteParams) -> list[str]:
@@ -119,7 +119,9 @@ class JobRunner:
         return f"{job_id}/plan/{source}/{variant}/{round_}", "plan", payload
 
     # -- running --------------------------------------------------------------------------------
-    def resume(self, job_id: str) -> str:
+    def resume(
+        self, job_id: str, on_requeued: Callable[[str, dict[str, dict[str, int]]], None] | None = None
+    ) -> str:
         """Re-queue units a crash left running (and failed or cancelled ones), clean up the job's orphaned
         containers, then run it to the end. A job whose runner is still alive is not resumed (its units would
         run twice)."""
@@ -133,6 +135,8 @@ class JobRunner:
                     f"cancel it first (`rsr jobs cancel {job_id}`)"
                 )
             self.requeued = jobs_sql.requeue(cur, job_id, ("running", "failed", "cancelled"))
+        if on_requeued is not None:
+            on_requeued(job_id, self.requeued)
         if self.gc is not None:
             self.gc(job_id)
         return self.run(job_id)
@@ -288,4 +292,4 @@ class JobRunner:
                 pipeline_sql.insert_transfer(cur, verdict)
                 summary = {"answer_transfer": verdict.answer_transfer}
             jobs_sql.add_units(cur, job_id, follow)
-            jobs_sql.mark_done(cur, unit["unit_id"], summary)
+            jobs_sql.mark_done(cur, unit["unit_id"], summary, result.get("usage"), result.get("worker"))

@@ -4,10 +4,12 @@ the store, so units may run in threads, processes or on other machines while one
 from __future__ import annotations
 
 import hashlib
+import socket
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from rsr_core.llm.meter import MeteredLLM
 from rsr_core.models import Runbook, Task, Trajectory
 from rsr_core.protocols import LLM, SandboxProvider
 from rsr_core.rewrite.critic import CriticSettings, deterministic_flags, llm_flags
@@ -63,7 +65,15 @@ def stable_id(prefix: str, *parts: str, n: int = 12) -> str:
 
 
 def run_unit(kind: str, inputs: dict[str, Any], llm: LLM, sandboxes: SandboxProvider) -> dict[str, Any]:
-    """Do one unit of work."""
+    """Do one unit of work; the result carries what it asked of the model (`usage`) and where it ran."""
+    meter = MeteredLLM(llm)
+    result = _run_unit(kind, inputs, meter, sandboxes)
+    result["usage"] = meter.usage()
+    result["worker"] = socket.gethostname()
+    return result
+
+
+def _run_unit(kind: str, inputs: dict[str, Any], llm: LLM, sandboxes: SandboxProvider) -> dict[str, Any]:
     params = RewriteParams(**inputs["params"])
     task = Task(**inputs["task"])
     if kind == "plan":

@@ -14,7 +14,7 @@ from rsr_core.store.sql import scalar
 ReviewStatus = Literal["approved", "rejected", "unreviewed"]
 
 
-@dataclass
+@dataclass(frozen=True)
 class ListFilter:
     """The trajectory list's filters: the core ones plus flags, review status and kept."""
 
@@ -22,6 +22,36 @@ class ListFilter:
     has_flags: bool | None = None
     review_status: ReviewStatus | None = None
     kept: bool | None = None
+
+
+# Columns the list can show and sort by: name -> SQL over `t` (trajectories) and `p` (the price table).
+COST_SQL = "coalesce(t.cost_usd, (coalesce(t.prompt_tokens, 0) * p.inp + coalesce(t.completion_tokens, 0) * p.out) / 1e6)"
+LIST_SQL_COLUMNS = {
+    "trajectory_id": "t.trajectory_id",
+    "task_id": "t.task_id",
+    "kind": "t.kind",
+    "harness": "t.harness",
+    "model": "t.model",
+    "reward": "t.reward",
+    "tampered": "coalesce(t.verifier_tampered, FALSE)",
+    "steps": "t.n_steps",
+    "commands": "t.n_commands",
+    "prompt_tokens": "t.prompt_tokens",
+    "completion_tokens": "t.completion_tokens",
+    "cost_usd": COST_SQL,
+    "duration_s": "t.duration_s",
+    "started_at": "t.started_at",
+    "source_trajectory_id": "t.source_trajectory_id",
+    "runbook_id": "t.runbook_id",
+    "scripted": "t.scripted",
+}
+DEFAULT_ORDER = ("task_id", "kind", "harness", "trajectory_id")
+
+
+def _prices_sql(prices: dict[str, tuple[float, float]]) -> tuple[str, list[Any]]:
+    models = sorted(prices)
+    sql = "(SELECT unnest(?::VARCHAR[]) AS model, unnest(?::DOUBLE[]) AS inp, unnest(?::DOUBLE[]) AS out)"
+    return sql, [models, [prices[m][0] for m in models], [prices[m][1] for m in models]]
 
 
 def _where(f: ListFilter) -> tuple[str, list[Any]]:
@@ -44,15 +74,32 @@ def _where(f: ListFilter) -> tuple[str, list[Any]]:
     return " AND ".join(clauses), params
 
 
-def list_page(cur: duckdb.DuckDBPyConnection, f: ListFilter, limit: int, offset: int) -> pd.DataFrame:
-    """One page of the list (the core list query when only core filters are set)."""
+def list_page(
+    cur: duckdb.DuckDBPyConnection,
+    f: ListFilter,
+    limit: int,
+    offset: int,
+    sort: str | None = None,
+    descending: bool = False,
+    prices: tuple[tuple[str, tuple[float, float]], ...] = (),
+) -> pd.DataFrame:
+    """One page of the list with every LIST_SQL_COLUMNS column, sorted by one of them (ties by id); cost is the
+    recorded one, else the tokens at the given prices, else null."""
     where, params = _where(f)
-    cols = ", ".join(f"t.{c}" for c in queries.LIST_COLUMNS)
-    sql = (
-        f"SELECT {cols} FROM trajectories t WHERE {where} "
-        "ORDER BY t.task_id, t.kind, t.harness, t.trajectory_id LIMIT ? OFFSET ?"
+    price_sql, price_params = _prices_sql(dict(prices))
+    cols = ", ".join(f"{sql} AS {name}" for name, sql in LIST_SQL_COLUMNS.items())
+    if sort is not None and sort not in LIST_SQL_COLUMNS:
+        raise ValueError(f"cannot sort by {sort!r}")
+    order = (
+        f"{LIST_SQL_COLUMNS[sort]} {'DESC' if descending else 'ASC'} NULLS LAST, t.trajectory_id"
+        if sort
+        else ", ".join(f"t.{c}" for c in DEFAULT_ORDER)
     )
-    return cur.execute(sql, [*params, limit, offset]).fetch_df()
+    sql = (
+        f"SELECT {cols} FROM trajectories t LEFT JOIN {price_sql} p ON p.model = t.model WHERE {where} "
+        f"ORDER BY {order} LIMIT ? OFFSET ?"
+    )
+    return cur.execute(sql, [*price_params, *params, limit, offset]).fetch_df()
 
 
 def list_count(cur: duckdb.DuckDBPyConnection, f: ListFilter) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from operator import attrgetter
 from typing import Any
 
@@ -38,6 +39,53 @@ def _json(value: Any) -> str | None:
     if not value:
         return None
     return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def usage_of(traj: Trajectory) -> tuple[int | None, int | None, float | None]:
+    """(prompt tokens, completion tokens, cost in USD) of a run: the sums over its steps' metrics, else what
+    the run's own record says (harbor `agent_result`, Terminal-Bench token totals); None where unknown."""
+    prompt = completion = None
+    cost = None
+    for step in traj.steps:
+        if step.prompt_tokens is not None:
+            prompt = (prompt or 0) + step.prompt_tokens
+        if step.completion_tokens is not None:
+            completion = (completion or 0) + step.completion_tokens
+        if step.cost_usd is not None:
+            cost = (cost or 0.0) + step.cost_usd
+    result = traj.extra.get("agent_result") if isinstance(traj.extra.get("agent_result"), dict) else {}
+    if prompt is None:
+        value = _number(result.get("n_input_tokens", traj.extra.get("total_input_tokens")))
+        prompt = int(value) if value is not None else None
+    if completion is None:
+        value = _number(result.get("n_output_tokens", traj.extra.get("total_output_tokens")))
+        completion = int(value) if value is not None else None
+    if cost is None:
+        cost = _number(result.get("cost_usd"))
+    return prompt, completion, cost
+
+
+def parse_time(text: str | None) -> datetime | None:
+    """An ISO 8601 timestamp (a trailing Z allowed), None when absent or unreadable."""
+    if not text:
+        return None
+    try:
+        when = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+def duration_s(started: str | None, finished: str | None) -> float | None:
+    """Seconds between two ISO timestamps (None when either is unknown, or the order is wrong)."""
+    a, b = parse_time(started), parse_time(finished)
+    if a is None or b is None or b < a:
+        return None
+    return (b - a).total_seconds()
 
 
 def trajectory_tables(trajectories: list[Trajectory]) -> dict[str, pa.Table]:
@@ -91,7 +139,16 @@ def located_tables(trajectories: list[Trajectory]) -> tuple[dict[str, pa.Table],
         )
         changed = [c.model_dump() for c in traj.changed_paths]
         traj_rows.append(
-            (*traj_values(traj), len(traj.steps), seq, _json(traj.extra), _json(changed), SCHEMA_VERSION)
+            (
+                *traj_values(traj),
+                len(traj.steps),
+                seq,
+                _json(traj.extra),
+                _json(changed),
+                SCHEMA_VERSION,
+                *usage_of(traj),
+                duration_s(traj.started_at, traj.finished_at),
+            )
         )
     tables = {
         "trajectories": rows_table(traj_rows, TRAJECTORY_SCHEMA),
@@ -168,7 +225,18 @@ TRAJECTORY_FIELDS = (
     "origin",
     "content_hash",
 )
-TRAJECTORY_COLUMNS = (*TRAJECTORY_FIELDS, "n_steps", "n_commands", "extra", "changed_paths", "schema_version")
+TRAJECTORY_COLUMNS = (
+    *TRAJECTORY_FIELDS,
+    "n_steps",
+    "n_commands",
+    "extra",
+    "changed_paths",
+    "schema_version",
+    "prompt_tokens",
+    "completion_tokens",
+    "cost_usd",
+    "duration_s",
+)
 _S, _LS = pa.string(), pa.large_string()
 TRAJECTORY_SCHEMA = pa.schema(
     [
@@ -190,6 +258,10 @@ TRAJECTORY_SCHEMA = pa.schema(
         ("extra", _LS),
         ("changed_paths", _LS),
         ("schema_version", pa.int32()),
+        ("prompt_tokens", pa.int64()),
+        ("completion_tokens", pa.int64()),
+        ("cost_usd", pa.float64()),
+        ("duration_s", pa.float64()),
     ]
 )
 STEP_FIELDS = (
@@ -275,11 +347,16 @@ TASK_SCHEMA = pa.schema(
 )
 
 
+DERIVED_COLUMNS = frozenset(
+    {"n_steps", "n_commands", "prompt_tokens", "completion_tokens", "cost_usd", "duration_s"}
+)
+
+
 def decode_trajectory_row(row: dict[str, Any]) -> dict[str, Any]:
     """A stored trajectories row (as read with the read side's field list) -> Trajectory fields (no steps).
 
     The JSON columns are decoded; row counts that are not model fields are dropped."""
-    meta = {k: v for k, v in row.items() if k not in ("n_steps", "n_commands")}
+    meta = {k: v for k, v in row.items() if k not in DERIVED_COLUMNS}
     meta["extra"] = json.loads(meta["extra"]) if meta.get("extra") else {}
     meta["changed_paths"] = json.loads(meta["changed_paths"]) if meta.get("changed_paths") else []
     meta["verifier_tampered"] = bool(meta.get("verifier_tampered"))

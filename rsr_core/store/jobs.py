@@ -71,18 +71,30 @@ def get_job(cur: duckdb.DuckDBPyConnection, job_id: str) -> dict[str, Any] | Non
 
 
 def list_jobs(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
-    """All jobs, newest first, with unit counts by status."""
+    """All jobs, newest first, with unit counts by status, when their units ran and what they asked of models."""
     rows = cur.execute(
         """
         SELECT j.job_id, j.status, j.created_at, j.scripted, count(u.unit_id),
                count(u.unit_id) FILTER (WHERE u.status = 'done'),
-               count(u.unit_id) FILTER (WHERE u.status = 'failed')
+               count(u.unit_id) FILTER (WHERE u.status = 'failed'),
+               count(u.unit_id) FILTER (WHERE u.status = 'running'),
+               min(u.started_at), max(u.finished_at),
+               sum(u.prompt_tokens), sum(u.completion_tokens), j.owner_pid, j.owner_host
         FROM jobs j LEFT JOIN work_units u USING (job_id)
         GROUP BY ALL ORDER BY j.created_at DESC, j.job_id
         """
     ).fetchall()
-    keys = ("job_id", "status", "created_at", "scripted", "units", "done", "failed")
-    return [dict(zip(keys, r, strict=True)) for r in rows]
+    keys = (
+        "job_id", "status", "created_at", "scripted", "units", "done", "failed", "running", "started_at",
+        "finished_at", "prompt_tokens", "completion_tokens", "owner_pid", "owner_host",
+    )  # fmt: skip
+    out = []
+    for r in rows:
+        job = dict(zip(keys, r, strict=True))
+        start, end = job["started_at"], job["finished_at"]
+        job["seconds"] = (end - start).total_seconds() if start and end and end >= start else None
+        out.append(job)
+    return out
 
 
 def add_units(
@@ -130,12 +142,26 @@ def mark_running(cur: duckdb.DuckDBPyConnection, unit_id: str) -> None:
     )
 
 
-def mark_done(cur: duckdb.DuckDBPyConnection, unit_id: str, result: dict[str, Any]) -> None:
-    """A unit's outputs are stored (same transaction as the outputs)."""
+def mark_done(
+    cur: duckdb.DuckDBPyConnection,
+    unit_id: str,
+    result: dict[str, Any],
+    usage: dict[str, Any] | None = None,
+    worker: str | None = None,
+) -> None:
+    """A unit's outputs are stored (same transaction as the outputs), with the model usage and where it ran."""
+    usage = usage or {}
     cur.execute(
-        "UPDATE work_units SET status = 'done', result = ?, error = NULL, finished_at = current_timestamp "
-        "WHERE unit_id = ?",
-        [json.dumps(result), unit_id],
+        "UPDATE work_units SET status = 'done', result = ?, error = NULL, finished_at = current_timestamp, "
+        "model = ?, prompt_tokens = ?, completion_tokens = ?, worker = ? WHERE unit_id = ?",
+        [
+            json.dumps(result),
+            usage.get("model"),
+            usage.get("prompt_tokens"),
+            usage.get("completion_tokens"),
+            worker,
+            unit_id,
+        ],
     )
 
 
@@ -148,20 +174,25 @@ def mark_failed(cur: duckdb.DuckDBPyConnection, unit_id: str, error: str) -> Non
     )
 
 
-def requeue(cur: duckdb.DuckDBPyConnection, job_id: str, statuses: tuple[str, ...]) -> int:
-    """Put units in these statuses back to pending (after a crash, or to retry failures)."""
+def requeue(
+    cur: duckdb.DuckDBPyConnection, job_id: str, statuses: tuple[str, ...]
+) -> dict[str, dict[str, int]]:
+    """Put units in these statuses back to pending (after a crash, or to retry failures); returns what was
+    re-queued, {status: {kind: n}}."""
     placeholders = ", ".join("?" * len(statuses))
-    n = one(
-        cur,
-        f"SELECT count(*) FROM work_units WHERE job_id = ? AND status IN ({placeholders})",
+    found: dict[str, dict[str, int]] = {}
+    for status, kind, n in cur.execute(
+        f"SELECT status, kind, count(*) FROM work_units WHERE job_id = ? AND status IN ({placeholders}) "
+        "GROUP BY ALL ORDER BY ALL",
         [job_id, *statuses],
-    )[0]
+    ).fetchall():
+        found.setdefault(status, {})[kind] = n
     cur.execute(
         f"UPDATE work_units SET status = 'pending', started_at = NULL WHERE job_id = ? "
         f"AND status IN ({placeholders})",
         [job_id, *statuses],
     )
-    return n
+    return found
 
 
 def cancel_pending(cur: duckdb.DuckDBPyConnection, job_id: str) -> None:
@@ -182,13 +213,15 @@ def unit_counts(cur: duckdb.DuckDBPyConnection, job_id: str) -> dict[str, dict[s
 
 
 def units_of(cur: duckdb.DuckDBPyConnection, job_id: str) -> list[dict[str, Any]]:
-    """Every unit of a job (for `rsr jobs show`)."""
-    rows = cur.execute(
-        "SELECT unit_id, kind, status, attempts, error FROM work_units WHERE job_id = ? "
-        "ORDER BY created_at, unit_id",
+    """Every unit of a job (for `rsr jobs show` and the job view): status, tries, error, where and when it ran,
+    what it asked of the model."""
+    res = cur.execute(
+        "SELECT unit_id, kind, status, attempts, error, worker, started_at, finished_at, model, prompt_tokens, "
+        "completion_tokens FROM work_units WHERE job_id = ? ORDER BY created_at, unit_id",
         [job_id],
-    ).fetchall()
-    return [dict(zip(("unit_id", "kind", "status", "attempts", "error"), r, strict=True)) for r in rows]
+    )
+    names = [d[0] for d in res.description]
+    return [dict(zip(names, r, strict=True)) for r in res.fetchall()]
 
 
 def approved_without_executions(cur: duckdb.DuckDBPyConnection, job_id: str) -> list[str]:
@@ -215,3 +248,43 @@ def pending_review(cur: duckdb.DuckDBPyConnection, job_id: str) -> int:
         """,
         [job_id],
     )[0]
+
+
+def unit_usage(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    """Every finished unit's model usage with its job, role (unit kind), model and task."""
+    res = cur.execute(
+        """
+        SELECT u.job_id, u.kind AS role, u.model, coalesce(r.task_id, s.task_id) AS task_id,
+               u.prompt_tokens, u.completion_tokens, u.cost_usd
+        FROM work_units u
+        LEFT JOIN runbooks r ON r.runbook_id = u.payload->>'runbook_id'
+        LEFT JOIN trajectories s ON s.trajectory_id = u.payload->>'source_trajectory_id'
+        WHERE u.status = 'done'
+        """
+    )
+    names = [d[0] for d in res.description]
+    return [dict(zip(names, r, strict=True)) for r in res.fetchall()]
+
+
+def kept_rewrites(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    """Kept rewrites with their job, task and executor model (what cost is divided by)."""
+    res = cur.execute(
+        "SELECT s.job_id, s.task_id, t.model FROM rewrite_status s JOIN trajectories t USING (trajectory_id) "
+        "WHERE s.kept"
+    )
+    names = [d[0] for d in res.description]
+    return [dict(zip(names, r, strict=True)) for r in res.fetchall()]
+
+
+def failed_units(cur: duckdb.DuckDBPyConnection, job_id: str) -> list[dict[str, Any]]:
+    """Failed units of a job grouped by error: {error, units, kinds, first: [unit ids]}, most frequent first."""
+    rows = cur.execute(
+        """
+        SELECT coalesce(error, '(no message)') AS error, count(*) AS units, list(DISTINCT kind) AS kinds,
+               list(unit_id ORDER BY unit_id)[1:5] AS first
+        FROM work_units WHERE job_id = ? AND status = 'failed'
+        GROUP BY ALL ORDER BY units DESC, error
+        """,
+        [job_id],
+    ).fetchall()
+    return [{"error": r[0], "units": r[1], "kinds": sorted(r[2]), "first": list(r[3])} for r in rows]

@@ -204,6 +204,17 @@ MIGRATIONS.append(
         ALTER TABLE tasks ADD COLUMN pids_limit INTEGER;
         ALTER TABLE tasks ADD COLUMN cap_add VARCHAR[];
         ALTER TABLE steps ADD COLUMN copied_context BOOLEAN DEFAULT FALSE;
+        ALTER TABLE trajectories ADD COLUMN prompt_tokens BIGINT;
+        ALTER TABLE trajectories ADD COLUMN completion_tokens BIGINT;
+        ALTER TABLE trajectories ADD COLUMN cost_usd DOUBLE;
+        ALTER TABLE trajectories ADD COLUMN duration_s DOUBLE;
+        UPDATE trajectories SET prompt_tokens = u.p, completion_tokens = u.c, cost_usd = u.cost
+        FROM (SELECT trajectory_id, sum(prompt_tokens) AS p, sum(completion_tokens) AS c, sum(cost_usd) AS cost
+              FROM steps GROUP BY trajectory_id) u
+        WHERE u.trajectory_id = trajectories.trajectory_id;
+        UPDATE trajectories SET duration_s = epoch(try_cast(finished_at AS TIMESTAMPTZ))
+                                           - epoch(try_cast(started_at AS TIMESTAMPTZ))
+        WHERE try_cast(finished_at AS TIMESTAMPTZ) >= try_cast(started_at AS TIMESTAMPTZ);
         ALTER TABLE jobs ADD COLUMN cancel_requested BOOLEAN DEFAULT FALSE;
         ALTER TABLE jobs ADD COLUMN owner_host VARCHAR;
         ALTER TABLE work_units ADD COLUMN worker VARCHAR;

@@ -60,7 +60,7 @@ def coverage(cur: duckdb.DuckDBPyConnection) -> dict[str, Any]:
     }
 
 
-@dataclass
+@dataclass(frozen=True)
 class TrajectoryFilter:
     """Filters of the trajectory list (all optional; combined with AND)."""
 

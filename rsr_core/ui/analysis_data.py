@@ -7,7 +7,7 @@ import streamlit as st
 
 from rsr_core.analysis.similarity import score_pairs, summary_frame
 from rsr_core.store import analysis_queries
-from rsr_core.ui.widgets import app_services
+from rsr_core.ui.widgets import services_for
 
 DISPLAY_PAIRS = 20_000  # distributions are drawn from at most this many pairs; means and CIs use them all
 
@@ -15,10 +15,10 @@ DISPLAY_PAIRS = 20_000  # distributions are drawn from at most this many pairs; 
 @st.cache_data(show_spinner="scoring rewrite pairs…", max_entries=12)
 def pairs_for(db_path: str, n_rewrites: int, metric: str) -> pd.DataFrame:
     """Every same-task pair of passed rewrites with one metric."""
-    cur = app_services().store.cursor()
-    return score_pairs(
-        analysis_queries.passed_rewrites(cur), analysis_queries.passed_rewrite_commands(cur), [metric]
-    )
+    with services_for(db_path).store.reading() as cur:
+        rewrites = analysis_queries.passed_rewrites(cur)
+        commands = analysis_queries.passed_rewrite_commands(cur)
+    return score_pairs(rewrites, commands, [metric])
 
 
 @st.cache_data(show_spinner="bootstrapping confidence intervals…", max_entries=12)

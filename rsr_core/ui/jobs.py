@@ -1,5 +1,5 @@
-"""Rewrite jobs started from the app: run in a background thread of the app process (the store's writer),
-so pages stay usable and poll the progress."""
+"""Rewrite jobs started from the app: each runs in a background thread of the app process (opening the store
+per scheduling round and per result, like a CLI job), so pages stay usable and poll the progress."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from rsr_core.protocols import LLM, SandboxProvider
 from rsr_core.rewrite.runner import JobRunner
 from rsr_core.rewrite.units import RewriteParams
 from rsr_core.store import Store
+from rsr_core.store import jobs as jobs_sql
 
 
 @dataclass
@@ -67,10 +68,12 @@ class JobManager:
         return self._launch(job_id, runner, resume=True)
 
     def cancel(self, job_id: str) -> None:
-        """Ask a running job to stop after its units in flight."""
+        """Ask a running job to stop after its units in flight (wherever it runs: the request is in the store)."""
         job = self.jobs.get(job_id)
         if job is not None:
             job.runner.cancel_event.set()
+        with self.store.transaction() as cur:
+            jobs_sql.request_cancel(cur, job_id)
 
     def active(self) -> list[RunningJob]:
         """Jobs still running in this process."""

@@ -1,17 +1,37 @@
-"""The Rewrite page's parts: what is missing, the endpoint, the job form and live progress (Streamlit)."""
+"""The Rewrite page's parts: what is missing, the endpoint (kept per database), the job form, and every job's
+live progress with its failures, time, tokens and cost (Streamlit)."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import pandas as pd
 import streamlit as st
 
+from rsr_core.analysis.cost import cost_usd
 from rsr_core.llm.client import LLMError
 from rsr_core.rewrite.units import RewriteParams
 from rsr_core.sandbox.engine import DockerUnavailable, docker_client
 from rsr_core.sandbox.images import image_exists
 from rsr_core.store import jobs as jobs_sql
+from rsr_core.store.preferences import get_preferences, set_preferences
 from rsr_core.ui.context import DEMO_MODELS, AppServices
+from rsr_core.ui.data import Cursor, cached
 from rsr_core.ui.widgets import md_escape
+
+SCRIPTED = "scripted-demo"  # the stored endpoint value that means "the project's scripted demo model"
+PREFIX = "rewrite."
+FORM_KEYS = (
+    "endpoint",
+    "model_planner",
+    "model_critic",
+    "model_executor",
+    "k",
+    "m",
+    "rounds",
+    "gate",
+    "workers",
+)
 
 
 @st.cache_data(ttl=30, show_spinner=False)
@@ -30,14 +50,55 @@ def docker_status(base_image: str) -> tuple[bool, str]:
     return True, f"Docker engine answers; base image {base_image} present"
 
 
+@cached
+def _preferences(cur: Cursor) -> dict[str, Any]:
+    return get_preferences(cur, PREFIX)
+
+
+def _save(ctx: AppServices, *names: str) -> None:
+    values = {}
+    for name in names:
+        value = st.session_state.get(name)
+        if name == "endpoint" and ctx.scripted is not None and value == ctx.scripted.url:
+            value = SCRIPTED  # its port changes with every start: remember the choice, not the address
+        values[PREFIX + name] = value
+    with ctx.store.transaction() as cur:
+        set_preferences(cur, values)
+
+
+def load_form(ctx: AppServices) -> None:
+    """Fill the form from what this database remembers (once per session), else from the settings."""
+    if st.session_state.get("_rewrite_form_loaded"):
+        return
+    saved = _preferences(ctx)
+    defaults: dict[str, Any] = {
+        "endpoint": ctx.settings.llm_base_url or "",
+        **{f"model_{role}": ctx.settings.role_model(role) for role in DEMO_MODELS},
+        "k": 4,
+        "m": 4,
+        "rounds": 3,
+        "gate": "critic",
+        "workers": 2,
+    }
+    for name in FORM_KEYS:
+        value = saved.get(PREFIX + name, defaults[name])
+        if name == "endpoint" and value == SCRIPTED:
+            value = ctx.start_scripted_demo()
+        st.session_state.setdefault(name, value)
+    st.session_state["_rewrite_form_loaded"] = True
+
+
 def readiness(ctx: AppServices) -> bool:
     """Say what is missing and how to get it; True when Docker is ready."""
     ready, message = docker_status(ctx.settings.base_image)
     (st.success if ready else st.warning)(
         md_escape(("Sandboxes: " if ready else "Sandboxes unavailable: ") + message)
     )
-    if ctx.settings.llm_base_url:
-        st.success(md_escape(f"Model endpoint configured: {ctx.settings.llm_base_url} (RSR_LLM_BASE_URL)"))
+    endpoint = st.session_state.get("endpoint") or ""
+    if ctx.scripted is not None and endpoint == ctx.scripted.url:
+        st.success("Model: the project's scripted demo model (answers are replayed, not sampled)")
+    elif endpoint:
+        st.success(md_escape(f"Model endpoint in use: {endpoint}"))
     else:
         st.info(
             "No model endpoint configured. Set RSR_LLM_BASE_URL (and OPENAI_API_KEY if it needs one) before "
@@ -48,23 +109,26 @@ def readiness(ctx: AppServices) -> bool:
             st.session_state["endpoint"] = ctx.start_scripted_demo()
             for role, model in DEMO_MODELS.items():
                 st.session_state[f"model_{role}"] = model
+            _save(ctx, "endpoint", *(f"model_{role}" for role in DEMO_MODELS))
             st.rerun()
     return ready
 
 
 def endpoint_form(ctx: AppServices) -> tuple[str, str, dict[str, str]]:
-    """Endpoint URL, key (never shown) and the three role models."""
-    st.session_state.setdefault("endpoint", ctx.settings.llm_base_url or "")
-    for role in DEMO_MODELS:
-        st.session_state.setdefault(f"model_{role}", ctx.settings.role_model(role))
+    """Endpoint URL, key (never shown, never stored) and the three role models; kept per database."""
     c = st.columns([3, 2])
-    url = c[0].text_input("endpoint (OpenAI-compatible base URL)", key="endpoint")
-    key = c[1].text_input("API key (blank: OPENAI_API_KEY)", type="password", key="api_key")
+    url = c[0].text_input(
+        "endpoint (OpenAI-compatible base URL)", key="endpoint", on_change=_save, args=(ctx, "endpoint")
+    )
+    key = c[1].text_input("API key (blank: OPENAI_API_KEY; never stored)", type="password", key="api_key")
     if ctx.scripted is not None and url == ctx.scripted.url:
         st.caption("scripted demo model: answers are replayed, not sampled")
     m = st.columns(3)
     models = {
-        role: m[i].text_input(f"{role} model", key=f"model_{role}") for i, role in enumerate(DEMO_MODELS)
+        role: m[i].text_input(
+            f"{role} model", key=f"model_{role}", on_change=_save, args=(ctx, f"model_{role}")
+        )
+        for i, role in enumerate(DEMO_MODELS)
     }
     if st.button("check the endpoint", key="check_endpoint"):
         try:
@@ -83,13 +147,15 @@ def endpoint_form(ctx: AppServices) -> tuple[str, str, dict[str, str]]:
 def job_params(
     ctx: AppServices, sources: list[str], tasks: list[str], models: dict[str, str]
 ) -> RewriteParams | None:
-    """K, M, rounds, gate -> parameters (None until something is selected)."""
+    """K, M, rounds, gate (kept per database) -> parameters (None until something is selected)."""
     c = st.columns(5)
-    k = c[0].number_input("K runbooks per source", 1, 16, 4, key="k")
-    m = c[1].number_input("M executions per runbook", 1, 16, 4, key="m")
-    rounds = c[2].number_input("critic rounds", 1, 6, 3, key="rounds")
-    gate = c[3].radio("gate", ["critic", "human"], key="gate", horizontal=True)
-    st.session_state["workers_value"] = c[4].number_input("workers", 1, 8, 2, key="workers")
+    k = c[0].number_input("K runbooks per source", 1, 16, key="k", on_change=_save, args=(ctx, "k"))
+    m = c[1].number_input("M executions per runbook", 1, 16, key="m", on_change=_save, args=(ctx, "m"))
+    rounds = c[2].number_input("critic rounds", 1, 6, key="rounds", on_change=_save, args=(ctx, "rounds"))
+    gate = c[3].radio(
+        "gate", ["critic", "human"], key="gate", horizontal=True, on_change=_save, args=(ctx, "gate")
+    )
+    c[4].number_input("workers", 1, 8, key="workers", on_change=_save, args=(ctx, "workers"))
     if not sources and not tasks:
         return None
     return RewriteParams.from_settings(
@@ -106,25 +172,97 @@ def job_params(
     )
 
 
+def _jobs_frame(ctx: AppServices, rows: list[dict[str, Any]]) -> pd.DataFrame:
+    frame = pd.DataFrame(rows)
+    if frame.empty:
+        return frame
+    frame["progress"] = [
+        f"{r['done']}/{r['units']} done, {r['failed']} failed, {r['running']} running" for r in rows
+    ]
+    frame["cost_usd"] = [job_cost(ctx, r["job_id"]) for r in rows]
+    return frame[
+        ["job_id", "status", "progress", "started_at", "finished_at", "seconds", "prompt_tokens",
+         "completion_tokens", "cost_usd", "scripted", "owner_pid", "owner_host"]
+    ]  # fmt: skip
+
+
+@cached
+def _job_rows(cur: Cursor) -> list[dict[str, Any]]:
+    return jobs_sql.list_jobs(cur)
+
+
+@cached
+def _unit_usage(cur: Cursor) -> list[dict[str, Any]]:
+    return jobs_sql.unit_usage(cur)
+
+
+@cached
+def _job_detail(cur: Cursor, job_id: str) -> dict[str, Any]:
+    return {
+        "counts": jobs_sql.unit_counts(cur, job_id),
+        "failures": jobs_sql.failed_units(cur, job_id),
+        "units": jobs_sql.units_of(cur, job_id),
+    }
+
+
+def job_cost(ctx: AppServices, job_id: str) -> float | None:
+    """A job's cost at the configured prices (None when some model call has no price)."""
+    total = 0.0
+    for u in _unit_usage(ctx):
+        if u["job_id"] != job_id:
+            continue
+        cost = cost_usd(
+            u["model"], u["prompt_tokens"], u["completion_tokens"], u["cost_usd"], ctx.settings.prices
+        )
+        if cost is None and (u["prompt_tokens"] or u["completion_tokens"]):
+            return None
+        total += cost or 0.0
+    return round(total, 6)
+
+
+def job_view(ctx: AppServices, job_id: str) -> None:
+    """One job: progress by unit kind (failed counted), failures grouped by error, where each unit ran."""
+    d = _job_detail(ctx, job_id)
+    counts = d["counts"]
+    total = sum(sum(v.values()) for v in counts.values()) or 1
+    done = sum(v.get("done", 0) for v in counts.values())
+    failed = sum(v.get("failed", 0) for v in counts.values())
+    st.progress(
+        done / total,
+        text=md_escape(
+            f"{job_id}: {done}/{total} units done, {failed} failed · "
+            + " · ".join(f"{k} {v.get('done', 0)}/{sum(v.values())}" for k, v in counts.items() if v)
+        ),
+    )
+    for f in d["failures"]:
+        st.error(md_escape(f"{f['units']} failed unit(s) ({', '.join(f['kinds'])}): {f['error'][:600]}"))
+        st.caption(md_escape("first: " + ", ".join(f["first"])))
+    units = pd.DataFrame(d["units"])
+    if not units.empty:
+        with st.expander(f"units of {job_id} ({len(units)}): where and when each ran"):
+            st.dataframe(units, hide_index=True, key=f"units_{job_id}")
+
+
 @st.fragment(run_every=1.5)
 def progress(ctx: AppServices) -> None:
-    """Live progress of the jobs this app runs, and every job in the database."""
+    """Live progress of every job in the database (started here or from a terminal), refreshed every 1.5 s."""
     for job in ctx.jobs.jobs.values():
-        counts = job.counts
-        total = sum(sum(v.values()) for v in counts.values()) or 1
-        done = sum(v.get("done", 0) for v in counts.values())
-        state = "running" if job.alive else job.status
-        st.progress(
-            done / total,
-            text=md_escape(
-                f"{job.job_id}: {state} · {done}/{total} units · "
-                + " · ".join(f"{k} {v.get('done', 0)}/{sum(v.values())}" for k, v in counts.items() if v)
-            ),
-        )
         if job.error:
-            st.error(md_escape(job.error))
-        if job.alive and st.button("cancel", key=f"cancel_{job.job_id}"):
+            st.error(md_escape(f"{job.job_id}: {job.error}"))
+        if job.alive and st.button(f"cancel {job.job_id}", key=f"cancel_{job.job_id}"):
             ctx.jobs.cancel(job.job_id)
-    rows = jobs_sql.list_jobs(ctx.store.cursor())
-    if rows:
-        st.dataframe(pd.DataFrame(rows), hide_index=True, key="jobs_table")
+    rows = _job_rows(ctx)
+    if not rows:
+        st.caption("no jobs yet")
+        return
+    st.dataframe(
+        _jobs_frame(ctx, rows),
+        hide_index=True,
+        key="jobs_table",
+        column_config={"cost_usd": st.column_config.NumberColumn("cost (USD)", format="$%.4f")},
+    )
+    active = [r["job_id"] for r in rows if r["status"] in ("running", "failed", "waiting_review")]
+    shown = st.selectbox("job", [r["job_id"] for r in rows], key="job_shown", index=0 if not active else
+                         [r["job_id"] for r in rows].index(active[0]))  # fmt: skip
+    if shown:
+        job_view(ctx, shown)

@@ -1,22 +1,90 @@
-"""Runbook review: the five parts with flagged spans, every critic round, reviews and the provenance chain."""
+"""Runbook review: the queue with progress, the five parts with flagged spans, every critic round, readable
+flags, the review form (the reviewer's name kept for the session), the history and the provenance chain."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import pandas as pd
 import streamlit as st
 
-from rsr_core.models import Review, Runbook
+from rsr_core.models import CriticFlag, Review, Runbook
 from rsr_core.store import app_queries, pipeline
+from rsr_core.store.pipeline import RUNBOOK_STATUSES
 from rsr_core.ui.context import AppServices
+from rsr_core.ui.data import Cursor, cached
 from rsr_core.ui.widgets import highlighted_runbook, md_escape, page_link
 
 STATUSES = ["pending_review", "approved", "critic_rejected", "human_rejected", "critic_pending"]
+assert set(STATUSES) == set(RUNBOOK_STATUSES)
+REVIEWER = "reviewer_name"
+
+
+@cached
+def queue(cur: Cursor, status: str | None = None, task_id: str | None = None) -> pd.DataFrame:
+    """Runbook rounds with their status (`runbook_status`), pending review first."""
+    return app_queries.runbook_queue(cur, status, task_id)
+
+
+@cached
+def review_progress(cur: Cursor) -> dict[str, Any]:
+    """Reviewed vs pending runbook rounds, in total and per reviewer (runbooks each has decided on)."""
+    pending = cur.execute("SELECT count(*) FROM runbook_status WHERE status = 'pending_review'").fetchone()[0]
+    reviewed = cur.execute("SELECT count(DISTINCT runbook_id) FROM reviews").fetchone()[0]
+    by = cur.execute(
+        "SELECT reviewer, count(DISTINCT runbook_id), count(*) FILTER (WHERE decision = 'approve'), "
+        "count(*) FILTER (WHERE decision = 'reject') FROM reviews GROUP BY reviewer ORDER BY 2 DESC, 1"
+    ).fetchall()
+    return {
+        "pending": pending,
+        "reviewed": reviewed,
+        "by": [{"reviewer": r[0], "runbooks": r[1], "approvals": r[2], "rejections": r[3]} for r in by],
+    }
+
+
+@cached
+def dossier(cur: Cursor, runbook_id: str) -> dict[str, Any] | None:
+    """A runbook's rounds, flags, reviews and executions (as `rsr runbooks show`)."""
+    rb = pipeline.get_runbook(cur, runbook_id)
+    if rb is None:
+        return None
+    rounds = pipeline.runbooks_where(cur, "lineage_id", rb.lineage_id)
+    return {
+        "runbook": rb,
+        "status": pipeline.runbook_status_of(cur, runbook_id),
+        "rounds": [(r, pipeline.flags_of(cur, r.runbook_id)) for r in rounds],
+        "reviews": pipeline.reviews_of(cur, runbook_id),
+        "executions": pd.concat(
+            [app_queries.rewrites_with_status(cur, "runbook_id", r.runbook_id) for r in rounds]
+        ),
+    }
+
+
+def progress_bars(ctx: AppServices) -> None:
+    """Reviewed / pending in total and per reviewer."""
+    p = review_progress(ctx)
+    total = p["reviewed"] + p["pending"]
+    st.progress(
+        p["reviewed"] / total if total else 1.0,
+        text=f"reviewed {p['reviewed']} of {total} runbook rounds that need or had a human decision; "
+        f"{p['pending']} waiting for review",
+    )
+    if p["by"]:
+        cols = st.columns(min(4, len(p["by"])))
+        for i, r in enumerate(p["by"]):
+            cols[i % len(cols)].progress(
+                r["runbooks"] / total if total else 1.0,
+                text=md_escape(
+                    f"{r['reviewer']}: {r['runbooks']} runbooks ({r['approvals']} approvals, "
+                    f"{r['rejections']} rejections)"
+                ),
+            )
 
 
 def record_reviews(
     ctx: AppServices, runbook_ids: list[str], decision: str, reviewer: str, reason: str
 ) -> None:
-    """Append one review per runbook (one transaction)."""
+    """Append one review per runbook (one transaction); reviews are never replaced, the latest decides."""
     with ctx.store.transaction() as cur:
         for rid in runbook_ids:
             pipeline.insert_review(
@@ -25,10 +93,10 @@ def record_reviews(
 
 
 def review_form(ctx: AppServices, runbook_ids: list[str], key: str) -> None:
-    """Approve / reject with reviewer name and reason (for one runbook or a selection)."""
+    """Approve / reject with reviewer name (remembered for the session) and reason; the queue refreshes at once."""
     with st.form(key=f"review_{key}", clear_on_submit=True):
         c = st.columns([1, 2])
-        reviewer = c[0].text_input("reviewer", key=f"reviewer_{key}")
+        reviewer = c[0].text_input("reviewer", st.session_state.get(REVIEWER, ""), key=f"reviewer_{key}")
         reason = c[1].text_input("reason", key=f"reason_{key}")
         a, r = st.columns(2)
         approve = a.form_submit_button(f"approve ({len(runbook_ids)})", disabled=not runbook_ids)
@@ -37,58 +105,49 @@ def review_form(ctx: AppServices, runbook_ids: list[str], key: str) -> None:
         if not reviewer.strip():
             st.error("a reviewer name is required")
             return
-        record_reviews(ctx, runbook_ids, "approve" if approve else "reject", reviewer.strip(), reason.strip())
-        st.success(
-            md_escape(
-                f"{'approved' if approve else 'rejected'} {len(runbook_ids)} runbook(s) as {reviewer.strip()}"
-            )
+        st.session_state[REVIEWER] = reviewer.strip()
+        decision = "approve" if approve else "reject"
+        record_reviews(ctx, runbook_ids, decision, reviewer.strip(), reason.strip())
+        st.session_state["review_done"] = (
+            f"{'approved' if approve else 'rejected'} {len(runbook_ids)} runbook(s) as {reviewer.strip()}"
         )
+        st.rerun()
 
 
-def _flags_frame(flags) -> pd.DataFrame:
-    return pd.DataFrame(
-        [
-            {
-                "stage": f.stage,
-                "kind": f.kind,
-                "score": f.score,
-                "runbook text": f.evidence,
-                "matched hidden text": f.matched_text,
-                "from": f.matched_path,
-                "why": f.reason,
-            }
-            for f in flags
-        ]
-    )
+def flag_cards(flags: list[CriticFlag], key: str) -> None:
+    """Each flag readable at a normal width: kind, stage and score, the runbook text, the hidden text it matched
+    and where that comes from, and why."""
+    for i, f in enumerate(flags):
+        with st.container(border=True, key=f"flag_{key}_{i}"):
+            where = "" if f.span_start is None else f" · characters {f.span_start}–{f.span_end}"
+            st.markdown(md_escape(f"{f.kind} · {f.stage} stage · score {f.score:.2f}{where}"))
+            st.text(f"runbook text: {f.evidence}")
+            if f.matched_text:
+                st.text(f"matches {f.matched_path or 'hidden text'}: {f.matched_text}")
+            if f.reason:
+                st.caption(md_escape(f.reason))
 
 
-def critic_round(ctx: AppServices, rb: Runbook) -> None:
-    """One round: verdict, the runbook with flagged spans highlighted, the flags beside the hidden text."""
-    flags = pipeline.flags_of(ctx.store.cursor(), rb.runbook_id)
+def critic_round(rb: Runbook, flags: list[CriticFlag]) -> None:
+    """One round: verdict, the runbook with every flagged span highlighted, then its flags."""
     st.markdown(
         f"**round {rb.round}** · critic verdict **{rb.critic_verdict}** · {len(flags)} flag(s) · "
         + md_escape(f"prompt {rb.prompt_version} · model {rb.model}")
     )
-    left, right = st.columns([3, 2])
-    with left, st.container(border=True):
+    with st.container(border=True):
         st.markdown(highlighted_runbook(rb.text(), flags))
-    with right:
-        if flags:
-            st.dataframe(_flags_frame(flags), hide_index=True, key=f"flags_{rb.runbook_id}")
-        else:
-            st.caption("no flags")
+    if flags:
+        with st.expander(f"the {len(flags)} flag(s) of round {rb.round}", expanded=True):
+            flag_cards(flags, rb.runbook_id)
+    else:
+        st.caption("no flags")
 
 
-def provenance(ctx: AppServices, rb: Runbook) -> None:
+def provenance(rb: Runbook, executions: pd.DataFrame, rounds: list[Runbook]) -> None:
     """Source -> runbook rounds -> executions -> kept."""
-    cur = ctx.store.cursor()
     st.markdown("**provenance**")
     page_link(f"source: {rb.source_trajectory_id}", "trajectories", trajectory=rb.source_trajectory_id)
-    rounds = pipeline.runbooks_where(cur, "lineage_id", rb.lineage_id)
     st.caption(md_escape(" → ".join(f"round {r.round}: {r.critic_verdict}" for r in rounds)))
-    executions = pd.concat(
-        [app_queries.rewrites_with_status(cur, "runbook_id", r.runbook_id) for r in rounds]
-    )
     if executions.empty:
         st.caption("no executions of this runbook (in any round)")
         return
@@ -105,25 +164,24 @@ def provenance(ctx: AppServices, rb: Runbook) -> None:
 
 def runbook_detail(ctx: AppServices, runbook_id: str) -> None:
     """Everything about one runbook lineage, with the review form for the selected round."""
-    cur = ctx.store.cursor()
-    rb = pipeline.get_runbook(cur, runbook_id)
-    if rb is None:
+    d = dossier(ctx, runbook_id)
+    if d is None:
         st.error(md_escape(f"no runbook {runbook_id!r}"))
         return
-    st.subheader(md_escape(f"{rb.task_id} · runbook {rb.variant + 1} · {runbook_id}"))
-    for r in pipeline.runbooks_where(cur, "lineage_id", rb.lineage_id):
-        critic_round(ctx, r)
+    rb = d["runbook"]
+    st.subheader(md_escape(f"{rb.task_id} · runbook {rb.variant + 1} · {runbook_id} · {d['status']}"))
+    for r, flags in d["rounds"]:
+        critic_round(r, flags)
     review_form(ctx, [runbook_id], key=runbook_id)
-    history = pipeline.reviews_of(cur, runbook_id)
     st.markdown("**review history** (append-only; the latest decides)")
-    if history:
+    if d["reviews"]:
         st.dataframe(
             pd.DataFrame(
-                [h.model_dump(include={"created_at", "reviewer", "decision", "reason"}) for h in history]
+                [h.model_dump(include={"created_at", "reviewer", "decision", "reason"}) for h in d["reviews"]]
             ),
             hide_index=True,
             key=f"history_{runbook_id}",
         )
     else:
         st.caption("not reviewed")
-    provenance(ctx, rb)
+    provenance(rb, d["executions"], [r for r, _ in d["rounds"]])

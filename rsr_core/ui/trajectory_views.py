@@ -1,19 +1,94 @@
-"""The trajectory list, one trajectory step by step, and two side by side (Streamlit)."""
+"""The trajectory list, one trajectory step by step, and two side by side, turn by turn (Streamlit).
+
+Everything shown is bounded: the list 50 rows a page, a trajectory 25 steps a page, the side-by-side view a
+page of turns; only the rows of the page are read from the store.
+"""
 
 from __future__ import annotations
 
 import math
 
+import pandas as pd
 import streamlit as st
+import streamlit.components.v1 as components
 
+from rsr_core.analysis.cost import cost_usd
 from rsr_core.models import Trajectory
 from rsr_core.store import app_queries, pipeline, queries
+from rsr_core.store.columns import parse_time
 from rsr_core.ui.context import AppServices
-from rsr_core.ui.views import align_turns
+from rsr_core.ui.data import Cursor, cached
+from rsr_core.ui.views import turn_spans
 from rsr_core.ui.widgets import md_escape, render_step
 
 STEPS_PER_PAGE = 25
+TURNS_PER_PAGE = 8
 ROWS_PER_PAGE = 50
+ALWAYS = ["trajectory_id", "task_id", "kind", "harness"]
+OPTIONAL = {
+    "reward": "reward",
+    "tampered": "verifier tampered",
+    "steps": "steps",
+    "prompt_tokens": "prompt tokens",
+    "completion_tokens": "completion tokens",
+    "cost_usd": "cost (USD)",
+    "duration_s": "duration (s)",
+    "started_at": "started",
+    "model": "model",
+    "commands": "commands",
+    "runbook_id": "runbook",
+    "source_trajectory_id": "source",
+    "scripted": "scripted",
+}
+DEFAULT_COLUMNS = [
+    "reward",
+    "steps",
+    "prompt_tokens",
+    "completion_tokens",
+    "cost_usd",
+    "duration_s",
+    "started_at",
+]
+
+
+@cached
+def _facets(cur: Cursor) -> dict[str, list[str]]:
+    return app_queries.facet_values(cur)
+
+
+@cached
+def _page(cur: Cursor, f, limit, offset, sort, descending, prices) -> pd.DataFrame:
+    return app_queries.list_page(cur, f, limit, offset, sort, descending, prices)
+
+
+@cached
+def _count(cur: Cursor, f) -> int:
+    return app_queries.list_count(cur, f)
+
+
+@cached
+def _trajectory(cur: Cursor, trajectory_id: str, lo: int, hi: int) -> Trajectory | None:
+    return queries.get_trajectory(cur, trajectory_id, lo, hi)
+
+
+@cached
+def _step_sources(cur: Cursor, trajectory_id: str) -> list[str]:
+    return [r[0] for r in cur.execute(
+        "SELECT source FROM steps WHERE trajectory_id = ? ORDER BY step_index", [trajectory_id]
+    ).fetchall()]  # fmt: skip
+
+
+@cached
+def _rewrite_status(cur: Cursor, trajectory_id: str) -> dict | None:
+    res = cur.execute("SELECT * FROM rewrite_status WHERE trajectory_id = ?", [trajectory_id])
+    names = [d[0] for d in res.description]
+    row = res.fetchone()
+    if row is None:
+        return None
+    status = dict(zip(names, row, strict=True))
+    verdict = pipeline.transfer_of(cur, trajectory_id)
+    status["evidence"] = (verdict.deterministic_evidence + verdict.llm_evidence) if verdict else []
+    return status
 
 
 def _any(value: str | None) -> str:
@@ -22,7 +97,7 @@ def _any(value: str | None) -> str:
 
 def list_filters(ctx: AppServices) -> app_queries.ListFilter:
     """Filter widgets (stable keys) -> the list filter."""
-    facets = app_queries.facet_values(ctx.store.cursor())
+    facets = _facets(ctx)
     with st.container(border=True):
         c = st.columns([2, 1, 1, 1, 1])
         search = c[0].text_input("search commands, messages and observations", key="f_search")
@@ -30,13 +105,14 @@ def list_filters(ctx: AppServices) -> app_queries.ListFilter:
         category = c[2].selectbox("category", [None, *facets["category"]], key="f_category", format_func=_any)
         harness = c[3].selectbox("harness", [None, *facets["harness"]], key="f_harness", format_func=_any)
         kind = c[4].selectbox("kind", [None, *facets["kind"]], key="f_kind", format_func=_any)
-        d = st.columns(4)
+        d = st.columns(5)
         reward = d[0].selectbox("reward", ["any", "solved (>= 1)", "not solved"], key="f_reward")
         flags = d[1].selectbox("critic / transfer flags", ["any", "has flags", "no flags"], key="f_flags")
         review = d[2].selectbox(
             "runbook review", ["any", "approved", "rejected", "unreviewed"], key="f_review"
         )
         kept = d[3].selectbox("kept for training", ["any", "kept", "not kept"], key="f_kept")
+        tampered = d[4].selectbox("verifier", ["any", "tampered", "not tampered"], key="f_tampered")
     core = queries.TrajectoryFilter(
         task_id=task,
         category=category,
@@ -45,6 +121,7 @@ def list_filters(ctx: AppServices) -> app_queries.ListFilter:
         search=search or None,
         min_reward=1.0 if reward.startswith("solved") else None,
         max_reward=0.999999 if reward == "not solved" else None,
+        tampered=None if tampered == "any" else tampered == "tampered",
     )
     return app_queries.ListFilter(
         core,
@@ -55,28 +132,58 @@ def list_filters(ctx: AppServices) -> app_queries.ListFilter:
 
 
 def trajectory_list(ctx: AppServices) -> None:
-    """The filtered, paginated list; selecting rows opens one or compares two."""
+    """The filtered list, sorted by any column, with the columns the reader chose; select to open or compare."""
     f = list_filters(ctx)
-    cur = ctx.store.cursor()
-    total = app_queries.list_count(cur, f)
-    pages = max(1, math.ceil(total / ROWS_PER_PAGE))
-    page = st.number_input(f"page (of {pages}; {total:,} trajectories)", 1, pages, 1, key="list_page")
-    frame = app_queries.list_page(cur, f, ROWS_PER_PAGE, (page - 1) * ROWS_PER_PAGE)
-    event = st.dataframe(
-        frame, hide_index=True, on_select="rerun", selection_mode="multi-row", key="list_table"
+    c = st.columns([3, 2, 1, 2])
+    columns = c[0].multiselect(
+        "columns", list(OPTIONAL), DEFAULT_COLUMNS, key="list_columns", format_func=OPTIONAL.get
     )
+    sort = c[1].selectbox(
+        "sort by",
+        [None, *ALWAYS, *OPTIONAL],
+        key="list_sort",
+        format_func=lambda s: "task, kind, harness" if s is None else OPTIONAL.get(s, s),
+    )
+    descending = c[2].toggle("descending", key="list_desc", disabled=sort is None)
+    total = _count(ctx, f)
+    pages = max(1, math.ceil(total / ROWS_PER_PAGE))
+    page = c[3].number_input(f"page (of {pages}; {total:,} trajectories)", 1, pages, 1, key="list_page")
+    prices = tuple(sorted(ctx.settings.prices.items()))
+    frame = _page(ctx, f, ROWS_PER_PAGE, (page - 1) * ROWS_PER_PAGE, sort, descending, prices)
+    shown = frame[[*ALWAYS, *columns]] if not frame.empty else frame
+    event = st.dataframe(
+        shown,
+        hide_index=True,
+        on_select="rerun",
+        selection_mode="multi-row",
+        key="list_table",
+        column_config={
+            "cost_usd": st.column_config.NumberColumn("cost (USD)", format="$%.4f"),
+            "duration_s": st.column_config.NumberColumn("duration (s)", format="%.1f"),
+            "prompt_tokens": st.column_config.NumberColumn("prompt tokens", format="%d"),
+            "completion_tokens": st.column_config.NumberColumn("completion tokens", format="%d"),
+        },
+    )
+    if "cost_usd" in columns and not frame.empty and frame["cost_usd"].isna().any():
+        st.caption("cost is empty where the run recorded none and its model has no price in RSR_PRICES")
     chosen = [frame.iloc[i]["trajectory_id"] for i in event.selection.rows] if event else []
-    c = st.columns(3)
-    if c[0].button("open", disabled=len(chosen) != 1, key="open_one"):
+    b = st.columns(3)
+    if b[0].button("open", disabled=len(chosen) != 1, key="open_one"):
         st.query_params.from_dict({"trajectory": chosen[0]})
         st.rerun()
-    if c[1].button("compare side by side", disabled=len(chosen) != 2, key="compare_two"):
+    if b[1].button("compare side by side", disabled=len(chosen) != 2, key="compare_two"):
         st.query_params.from_dict({"compare": ",".join(chosen)})
         st.rerun()
-    c[2].caption("select one row to open it, two to compare them")
+    b[2].caption("select one row to open it, two to compare them")
 
 
-def _header(ctx: AppServices, traj: Trajectory) -> None:
+def _money(ctx: AppServices, traj: Trajectory, prompt: int | None, completion: int | None, recorded) -> str:
+    value = cost_usd(traj.model, prompt, completion, recorded, ctx.settings.prices)
+    return "cost unknown" if value is None else f"${value:.4f}"
+
+
+def header(ctx: AppServices, traj: Trajectory, totals: dict | None = None) -> None:
+    """Provenance, verdicts, time and cost of a run."""
     reward = "not verified" if traj.reward is None else f"{traj.reward:g}"
     st.subheader(md_escape(traj.trajectory_id))
     st.caption(
@@ -85,25 +192,116 @@ def _header(ctx: AppServices, traj: Trajectory) -> None:
             + (" · scripted model (not sampled)" if traj.scripted else "")
         )
     )
+    if totals:
+        start, end = parse_time(traj.started_at), parse_time(traj.finished_at)
+        took = (
+            f"{(end - start).total_seconds():.1f} s" if start and end and end >= start else "duration unknown"
+        )
+        tokens = (
+            f"{totals['prompt'] or 0:,} prompt + {totals['completion'] or 0:,} completion tokens"
+            if totals["prompt"] is not None or totals["completion"] is not None
+            else "tokens unknown"
+        )
+        money = _money(ctx, traj, totals["prompt"], totals["completion"], totals["cost"])
+        st.caption(md_escape(f"started {traj.started_at or '?'} · {took} · {tokens} · {money}"))
+    if traj.verifier_tampered:
+        ground = [c.path for c in traj.changed_paths if c.verifier_ground]
+        st.error(
+            md_escape(
+                "verifier tampered: this run changed the verifier's own ground ("
+                + ", ".join(ground[:5])
+                + (" …" if len(ground) > 5 else "")
+                + "); its reward is kept as measured but it never counts as solved, verified or trainable"
+            )
+        )
     if traj.kind == "rewrite":
         st.caption(md_escape(f"source {traj.source_trajectory_id} · runbook {traj.runbook_id}"))
-        verdict = pipeline.transfer_of(ctx.store.cursor(), traj.trajectory_id)
-        if verdict is not None and verdict.answer_transfer:
-            st.warning(
-                md_escape(
-                    "answer transfer: " + "; ".join(verdict.deterministic_evidence + verdict.llm_evidence)
-                )
-            )
+        status = _rewrite_status(ctx, traj.trajectory_id)
+        if status is not None and not status["kept"]:
+            st.warning(md_escape("not kept: " + "; ".join(not_kept_reasons(status))))
+        elif status is not None:
+            st.success("kept for training")
+    if traj.exception:
+        st.caption(md_escape(f"ended with: {traj.exception[:500]}"))
+
+
+def not_kept_reasons(status: dict) -> list[str]:
+    """Why a rewrite is not kept, from its `rewrite_status` row (and transfer evidence)."""
+    reasons = []
+    if status["verifier_tampered"]:
+        reasons.append("it tampered with the verifier")
+    elif not status["verified"]:
+        reasons.append(f"not verified (reward {status['reward']})")
+    if status["answer_transfer"]:
+        evidence = "; ".join(status.get("evidence") or [])[:600]
+        reasons.append("answer transfer" + (f": {evidence}" if evidence else ""))
+    if status["human_rejected"]:
+        reasons.append("its runbook was rejected by a reviewer")
+    return reasons or ["unknown"]
+
+
+@cached
+def _totals(cur: Cursor, trajectory_id: str) -> dict:
+    row = cur.execute(
+        "SELECT prompt_tokens, completion_tokens, cost_usd FROM trajectories WHERE trajectory_id = ?",
+        [trajectory_id],
+    ).fetchone()
+    return {"prompt": row[0], "completion": row[1], "cost": row[2]} if row else {}
+
+
+def changed_files(traj: Trajectory) -> None:
+    """What the run changed on disk before the verifier ran (the engine's diff of the sandbox)."""
+    if not traj.changed_paths:
+        return
+    total = traj.extra.get("changed_paths_total", len(traj.changed_paths))
+    ground = sum(1 for c in traj.changed_paths if c.verifier_ground)
+    label = (
+        f"files this run changed ({total:,}"
+        + (f"; {ground} on the verifier's own ground" if ground else "")
+        + ")"
+    )
+    with st.expander(label, expanded=bool(ground)):
+        frame = pd.DataFrame([c.model_dump() for c in traj.changed_paths])
+        frame = frame.sort_values(["verifier_ground", "path"], ascending=[False, True])
+        st.dataframe(frame, hide_index=True, key=f"changed_{traj.trajectory_id}", width="stretch")
+        if total > len(traj.changed_paths):
+            st.caption(f"{total - len(traj.changed_paths):,} more changes were not stored")
+
+
+def _seconds(steps, following) -> dict[int, float]:
+    out = {}
+    for step, nxt in zip(steps, [*steps[1:], following], strict=True):
+        a, b = parse_time(step.timestamp), parse_time(nxt.timestamp if nxt else None)
+        if a and b and b >= a:
+            out[step.index] = (b - a).total_seconds()
+    return out
+
+
+def scroll_to(anchor: str) -> None:
+    """Scroll the page to an anchor once (the linked step)."""
+    done = st.session_state.setdefault("_scrolled", set())
+    if anchor in done:
+        return
+    done.add(anchor)
+    components.html(
+        f"<script>const e = window.parent.document.getElementById({anchor!r});"
+        "if (e) {{ e.scrollIntoView({{block: 'start'}}); }}</script>",
+        height=0,
+    )
 
 
 def trajectory_detail(ctx: AppServices, trajectory_id: str, step: int | None) -> None:
-    """One trajectory, STEPS_PER_PAGE steps at a time (the page holding `step` first)."""
-    head = ctx.store.get_trajectory(trajectory_id, step_from=1, step_to=0)
+    """One trajectory, STEPS_PER_PAGE steps at a time (the page holding `step` first, scrolled to it)."""
+    head = _trajectory(ctx, trajectory_id, 1, 0)
     if head is None:
         st.error(md_escape(f"no trajectory {trajectory_id!r}"))
         return
-    _header(ctx, head)
-    n_steps = app_queries.step_count(ctx.store.cursor(), trajectory_id)
+    header(ctx, head, _totals(ctx, trajectory_id))
+    changed_files(head)
+    n_steps = len(_step_sources(ctx, trajectory_id))
+    if step is not None and not 1 <= step <= n_steps:
+        st.error(md_escape(f"{trajectory_id} has no step {step}: it has {n_steps} steps (1–{n_steps})"))
+        return
     pages = max(1, math.ceil(n_steps / STEPS_PER_PAGE))
     first = ((step - 1) // STEPS_PER_PAGE + 1) if step else 1
     page = st.number_input(
@@ -114,30 +312,55 @@ def trajectory_detail(ctx: AppServices, trajectory_id: str, step: int | None) ->
         key=f"steps_page_{trajectory_id}",
     )
     lo = (page - 1) * STEPS_PER_PAGE + 1
-    traj = ctx.store.get_trajectory(trajectory_id, step_from=lo, step_to=lo + STEPS_PER_PAGE - 1)
-    for s in traj.steps:
-        render_step(s, key=f"{trajectory_id}_{s.index}", highlight=s.index == step)
+    traj = _trajectory(ctx, trajectory_id, lo, lo + STEPS_PER_PAGE)
+    steps = traj.steps[:STEPS_PER_PAGE]
+    following = traj.steps[STEPS_PER_PAGE] if len(traj.steps) > STEPS_PER_PAGE else None
+    seconds = _seconds(steps, following)
+    for s in steps:
+        if s.index == step:
+            st.markdown(f'<div id="step-{s.index}"></div>', unsafe_allow_html=True)
+        render_step(
+            s, key=f"{trajectory_id}_{s.index}", highlight=s.index == step, seconds=seconds.get(s.index)
+        )
+    if step is not None and lo <= step < lo + STEPS_PER_PAGE:
+        scroll_to(f"step-{step}")
     if traj.verifier_output and page == pages:
         with st.expander("verifier output"):
             st.code(traj.verifier_output, language="text")
 
 
 def side_by_side(ctx: AppServices, a_id: str, b_id: str) -> None:
-    """Two trajectories, turn k of one beside turn k of the other."""
-    a, b = ctx.store.get_trajectory(a_id), ctx.store.get_trajectory(b_id)
-    if a is None or b is None:
-        st.error(md_escape(f"no trajectory {a_id if a is None else b_id!r}"))
+    """Two trajectories, turn k of one beside turn k of the other, TURNS_PER_PAGE turns a page (only those steps
+    are read and drawn, however long the runs are)."""
+    heads = [_trajectory(ctx, tid, 1, 0) for tid in (a_id, b_id)]
+    missing = [tid for tid, h in zip((a_id, b_id), heads, strict=True) if h is None]
+    if missing:
+        st.error(md_escape(f"no trajectory {missing[0]!r}"))
         return
-    left, right = st.columns(2)
-    with left:
-        _header(ctx, a)
-    with right:
-        _header(ctx, b)
-    for k, (ta, tb) in enumerate(align_turns(a.steps, b.steps)):
+    cols = st.columns(2)
+    for col, h, tid in zip(cols, heads, (a_id, b_id), strict=True):
+        with col:
+            header(ctx, h, _totals(ctx, tid))
+    spans = [turn_spans(_step_sources(ctx, tid)) for tid in (a_id, b_id)]
+    n_turns = max(len(spans[0]), len(spans[1]))
+    pages = max(1, math.ceil(n_turns / TURNS_PER_PAGE))
+    page = st.number_input(
+        f"turns page (of {pages}; {n_turns} turns)", 1, pages, 1, key=f"turns_page_{a_id}_{b_id}"
+    )
+    first, last = (page - 1) * TURNS_PER_PAGE, min(page * TURNS_PER_PAGE, n_turns)
+    sides = []
+    for tid, turns in zip((a_id, b_id), spans, strict=True):
+        shown = turns[first:last]
+        if shown:
+            traj = _trajectory(ctx, tid, shown[0][0], shown[-1][1])
+            by_index = {s.index: s for s in traj.steps}
+        else:
+            by_index = {}
+        sides.append([[by_index[i] for i in range(lo, hi + 1) if i in by_index] for lo, hi in shown])
+    for k in range(last - first):
         left, right = st.columns(2)
-        with left:
-            for s in ta:
-                render_step(s, key=f"A{k}_{s.index}")
-        with right:
-            for s in tb:
-                render_step(s, key=f"B{k}_{s.index}")
+        for col, side, prefix in ((left, sides[0], "A"), (right, sides[1], "B")):
+            with col:
+                st.caption(f"turn {first + k + 1}")
+                for s in side[k] if k < len(side) else []:
+                    render_step(s, key=f"{prefix}{first + k}_{s.index}")

@@ -4,32 +4,25 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 
 from rsr_core.analysis.similarity import METRICS, score_pairs
-from rsr_core.models import Step
 
 
-def turns(steps: list[Step]) -> list[list[Step]]:
-    """Steps grouped into turns: each agent step closes a turn with the non-agent steps before it."""
-    out: list[list[Step]] = []
-    current: list[Step] = []
-    for step in steps:
-        current.append(step)
-        if step.source == "agent":
-            out.append(current)
-            current = []
-    if current:
-        out.append(current)
-    return out
-
-
-def align_turns(a: list[Step], b: list[Step]) -> list[tuple[list[Step], list[Step]]]:
-    """Side-by-side rows: the k-th turn of one trajectory next to the k-th turn of the other."""
-    ta, tb = turns(a), turns(b)
-    n = max(len(ta), len(tb))
-    return [(ta[i] if i < len(ta) else [], tb[i] if i < len(tb) else []) for i in range(n)]
+def turn_spans(sources: list[str]) -> list[tuple[int, int]]:
+    """Steps (by their sources, in order) grouped into turns: each agent step closes a turn together with the
+    non-agent steps before it; returns (first, last) step indexes, 1-based, of every turn."""
+    spans: list[tuple[int, int]] = []
+    start = 1
+    for index, source in enumerate(sources, 1):
+        if source == "agent":
+            spans.append((start, index))
+            start = index + 1
+    if start <= len(sources):
+        spans.append((start, len(sources)))
+    return spans
 
 
 @dataclass(frozen=True)
@@ -57,6 +50,22 @@ def command_diff(source: list[str], rewrite: list[str]) -> list[DiffRow]:
                 kind = "delete"
             rows.append(DiffRow(kind, lo, ro))
     return rows
+
+
+DIFF_COLOURS = {
+    "equal": "",
+    "delete": "background-color: #fde2e1",
+    "insert": "background-color: #dcf5e3",
+    "replace": "background-color: #fff3c4",
+}
+
+
+def styled_diff(rows: list[DiffRow]) -> Any:
+    """The diff as a coloured table whose long commands wrap (a pandas Styler for `st.table`)."""
+    frame = diff_frame(rows)
+    return frame.style.apply(lambda row: [DIFF_COLOURS[row["op"]]] * len(row), axis=1).set_properties(
+        subset=["source", "rewrite"], **{"white-space": "pre-wrap", "word-break": "break-all"}
+    )
 
 
 def diff_frame(rows: list[DiffRow]) -> pd.DataFrame:

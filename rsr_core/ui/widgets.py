@@ -8,8 +8,9 @@ import re
 import streamlit as st
 
 from rsr_core.models import CriticFlag, Step
-from rsr_core.store import StoreBusyError
+from rsr_core.store import StoreBusyError, queries
 from rsr_core.ui.context import AppServices, build_app_services
+from rsr_core.ui.data import Cursor, cached
 
 SHOW_HEAD, SHOW_TAIL = 3000, 1500
 MAX_INLINE = 400_000
@@ -21,20 +22,31 @@ def _services(db_path: str | None) -> AppServices:
     return build_app_services(db_path)
 
 
+def services_for(db_path: str) -> AppServices:
+    """The process-wide services of a database (the store is opened per use, never held)."""
+    return _services(db_path)
+
+
 def app_services() -> AppServices:
-    """The process-wide services for RSR_DB; a busy database stops the page with a clear message."""
+    """The process-wide services for RSR_DB; a database another process keeps open stops the page with a clear
+    message (after the bounded wait)."""
     from rsr_core.settings import Settings
 
     db = Settings.from_env().db_path
     try:
         return _services(db)
     except StoreBusyError as exc:
-        st.error(md_escape(str(exc)))
-        st.info(
-            "Only one process can write the database. Stop the other process (or point RSR_DB at another "
-            "file) and reload this page."
-        )
+        busy_notice(exc)
         st.stop()
+
+
+def busy_notice(exc: StoreBusyError) -> None:
+    """The database stayed in use by another process for longer than RSR_DB_WAIT."""
+    st.error(md_escape(str(exc)))
+    st.info(
+        "Another process kept the database open longer than RSR_DB_WAIT seconds (a long export or similarity "
+        "run holds it while it reads). Reload this page when it is done."
+    )
 
 
 def md_escape(text: str) -> str:
@@ -42,10 +54,36 @@ def md_escape(text: str) -> str:
     return _PUNCT.sub(r"\\\1", text)
 
 
+@cached
+def _summary(cur: Cursor) -> dict:
+    return queries.summary(cur)
+
+
+@cached
+def _scripted_share(cur: Cursor) -> tuple[int, int]:
+    return cur.execute("SELECT count(*) FILTER (WHERE scripted), count(*) FROM trajectories").fetchone()
+
+
+def summary(ctx: AppServices) -> dict:
+    """`rsr stats summary` figures (cached until the data changes)."""
+    return _summary(ctx)
+
+
+def scripted_banner(ctx: AppServices) -> None:
+    """Say so when what the page shows comes (partly) from the scripted demo model."""
+    scripted, total = _scripted_share(ctx)
+    if scripted:
+        st.info(
+            f"Demo data: {scripted:,} of {total:,} trajectories were made with the project's scripted model "
+            "(replayed answers, not sampled); their terminal output is real. Training exports leave them out "
+            "unless asked."
+        )
+
+
 def require_data(ctx: AppServices) -> bool:
     """Show guidance instead of empty tables when the database holds nothing; True when there is data."""
-    summary = ctx.store.summary()
-    if summary["tasks"] or sum(summary["trajectories"].values()):
+    figures = summary(ctx)
+    if figures["tasks"] or sum(figures["trajectories"].values()):
         return True
     st.info(
         "This database is empty. Load the demo corpus (8 tasks with recorded discovery and rewrite runs) or "
@@ -81,6 +119,20 @@ def show_text_block(text: str, key: str, language: str = "text") -> None:
         )
 
 
+def step_caption(step: Step, seconds: float | None) -> str:
+    """When a step happened, how long until the next one, and what its model call used."""
+    parts = []
+    if step.timestamp:
+        parts.append(step.timestamp)
+    if seconds is not None:
+        parts.append(f"{seconds:.1f} s")
+    if step.prompt_tokens is not None or step.completion_tokens is not None:
+        parts.append(f"{step.prompt_tokens or 0:,} + {step.completion_tokens or 0:,} tokens")
+    if step.cost_usd is not None:
+        parts.append(f"${step.cost_usd:.4f}")
+    return " · ".join(parts)
+
+
 def _step_body(step: Step, key: str) -> None:
     if step.source == "agent":
         if step.analysis is not None:
@@ -102,19 +154,26 @@ def _step_body(step: Step, key: str) -> None:
         show_text_block(step.message, f"{key}_msg")
 
 
-def render_step(step: Step, key: str, highlight: bool = False) -> None:
-    """One step: harness-control and private-guidance steps are collapsed and labelled."""
-    if step.harness_control or step.private_guidance:
+def render_step(step: Step, key: str, highlight: bool = False, seconds: float | None = None) -> None:
+    """One step: harness-control, private-guidance and copied-context steps are collapsed and labelled."""
+    caption = step_caption(step, seconds)
+    if step.harness_control or step.private_guidance or step.copied_context:
         label = (
             "harness control (not part of the task dialogue)"
             if step.harness_control
             else "private guidance: the runbook (removed from training data)"
+            if step.private_guidance
+            else "copied context (never trains)"
         )
         with st.expander(f"step {step.index} · {step.source} · {label}", expanded=highlight):
+            if caption:
+                st.caption(md_escape(caption))
             _step_body(step, key)
         return
     with st.container(border=True):
         st.markdown(f"**step {step.index} · {step.source}**" + (" · *linked step*" if highlight else ""))
+        if caption:
+            st.caption(md_escape(caption))
         _step_body(step, key)
 
 
@@ -142,8 +201,16 @@ def highlighted_runbook(text: str, flags: list[CriticFlag]) -> str:
 
 
 def page_link(label: str, page: str, **params: str) -> None:
-    """A link to another page with query parameters (works however the app is mounted)."""
+    """A link to another page of the studio with query parameters, opened in the same tab (a plain link when
+    the page runs outside the studio's navigation, as in AppTest)."""
     from urllib.parse import quote, urlencode
 
-    url = f"./{page}?{urlencode(params, quote_via=quote)}" if params else f"./{page}"
-    st.markdown(f"[{md_escape(label)}]({url})")
+    from streamlit.errors import StreamlitAPIException
+
+    from rsr_core.ui.app import PAGES
+
+    try:
+        st.page_link(str(PAGES / f"{page}.py"), label=label, query_params=params or None)
+    except StreamlitAPIException:
+        url = f"./{page}?{urlencode(params, quote_via=quote)}" if params else f"./{page}"
+        st.markdown(f"[{md_escape(label)}]({url})")

@@ -53,7 +53,10 @@ def test_harness_frame_reshapes_the_stats(store):
 def test_funnel_frame_and_expansion_ratio(store):
     funnel = analysis_queries.funnel(store.cursor())
     frame = coverage.funnel_frame(funnel)
-    assert list(frame["stage"]) == ["sources", "runbooks", "approved", "executions", "verified", "kept"]
+    assert list(frame["stage"]) == [
+        "sources", "runbooks", "critic_pending", "critic_rejected", "pending_review", "human_rejected", "approved",
+        "executions", "verifier_tampered", "verified", "answer_transfer", "kept",
+    ]  # fmt: skip
     assert dict(zip(frame["stage"], frame["count"], strict=True))["kept"] == funnel["kept"] == 1
     assert coverage.expansion_ratio(funnel) == 1.0  # one kept rewrite from one source
 

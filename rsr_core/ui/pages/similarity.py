@@ -5,7 +5,7 @@ import streamlit as st
 from rsr_core import charts
 from rsr_core.analysis.similarity import METRICS
 from rsr_core.ui.analysis_data import DISPLAY_PAIRS, all_metrics, display_sample, pairs_for, summary_for
-from rsr_core.ui.widgets import app_services, require_data
+from rsr_core.ui.widgets import app_services, require_data, scripted_banner, summary
 
 st.title("Command similarity of rewrites")
 st.caption(
@@ -14,7 +14,8 @@ st.caption(
 )
 ctx = app_services()
 if require_data(ctx):
-    db, n = ctx.settings.db_path, ctx.store.summary()["trajectories"]["rewrite"]
+    scripted_banner(ctx)
+    db, n = ctx.settings.db_path, summary(ctx)["trajectories"]["rewrite"]
     base = pairs_for(db, n, "exact")
     if base.empty:
         st.info("No pairs yet: similarity needs at least two passed rewrites of a task.")

@@ -6,12 +6,13 @@ Deep links: ?trajectory=ID&step=N opens that step; ?compare=A,B opens the side-b
 import streamlit as st
 
 from rsr_core.ui.trajectory_views import side_by_side, trajectory_detail, trajectory_list
-from rsr_core.ui.widgets import app_services, require_data
+from rsr_core.ui.widgets import app_services, md_escape, require_data, scripted_banner
 
 ctx = app_services()
 params = st.query_params
 st.title("Trajectories")
 if require_data(ctx):
+    scripted_banner(ctx)
     if ("compare" in params or "trajectory" in params) and st.button("back to the list", key="back"):
         st.query_params.clear()
         st.rerun()
@@ -23,6 +24,9 @@ if require_data(ctx):
             st.error("?compare= needs two trajectory ids separated by a comma")
     elif "trajectory" in params:
         step = params.get("step")
-        trajectory_detail(ctx, params["trajectory"], int(step) if step and step.isdigit() else None)
+        if step is not None and not step.isdigit():
+            st.error(md_escape(f"?step= must be a step number, got {step!r}"))
+        else:
+            trajectory_detail(ctx, params["trajectory"], int(step) if step else None)
     else:
         trajectory_list(ctx)

@@ -1,0 +1,31 @@
+"""The studio's navigation: the page list, nothing else. `rsr app` (or `streamlit run app.py` in a checkout)
+runs this file; the pages are the thin files beside it in `pages/`."""
+
+from pathlib import Path
+
+import streamlit as st
+
+PAGES = Path(__file__).resolve().parent / "pages"
+PAGE_TITLES = {
+    "overview": "Overview",
+    "trajectories": "Trajectories",
+    "diff": "Diff",
+    "runbooks": "Runbooks",
+    "rewrite": "Rewrite",
+    "similarity": "Similarity",
+    "export": "Export",
+}
+
+
+def navigate() -> None:
+    """Build the page list and run the selected page."""
+    st.set_page_config(page_title="RSR Studio", layout="wide")
+    pages = [
+        st.Page(PAGES / f"{name}.py", title=title, default=name == "overview")
+        for name, title in PAGE_TITLES.items()
+    ]
+    st.navigation(pages).run()
+
+
+if __name__ == "__main__":  # Streamlit runs its main script as __main__
+    navigate()

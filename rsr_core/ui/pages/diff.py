@@ -1,0 +1,52 @@
+"""Diff: a source's commands against one of its rewrites, aligned, with the pair's overlap figures and, for a
+rewrite that is not kept, why."""
+
+import math
+
+import streamlit as st
+
+from rsr_core.ui.diff_data import DIFF_ROWS, diff_of, rewrites_of, sources
+from rsr_core.ui.trajectory_views import not_kept_reasons
+from rsr_core.ui.views import diff_counts, styled_diff
+from rsr_core.ui.widgets import app_services, md_escape, page_link, require_data, scripted_banner
+
+st.title("Command diff: source vs rewrite")
+ctx = app_services()
+if require_data(ctx):
+    scripted_banner(ctx)
+    found = sources(ctx)
+    if found.empty:
+        st.info("No rewrites yet: run a rewrite job (Rewrite page or `rsr rewrite`).")
+        st.stop()
+    labels = {
+        r.trajectory_id: f"{r.task_id} · {r.harness} · {r.trajectory_id} ({r.rewrites} rewrites)"
+        for r in found.itertuples()
+    }
+    source_id = st.selectbox("source trajectory", list(labels), format_func=labels.get, key="diff_source")
+    rewrites = rewrites_of(ctx, source_id)
+    rlabels = {
+        r["trajectory_id"]: f"{r['trajectory_id']} · runbook {r['runbook_id']} · reward {r['reward']} · "
+        f"{'kept' if r['kept'] else 'not kept'}"
+        for r in rewrites
+    }
+    rewrite_id = st.selectbox(
+        f"rewrite ({len(rlabels)} of this source)", list(rlabels), format_func=rlabels.get, key="diff_rewrite"
+    )
+    status = next(r for r in rewrites if r["trajectory_id"] == rewrite_id)
+    if status["kept"]:
+        st.success("kept for training")
+    else:
+        st.warning(md_escape("not kept: " + "; ".join(not_kept_reasons(status))))
+    rows, figures = diff_of(ctx, source_id, rewrite_id)
+    cols = st.columns(len(figures))
+    for col, (metric, value) in zip(cols, figures.items(), strict=True):
+        col.metric(f"{metric} overlap", f"{value:.3f}")
+    counts = diff_counts(rows)
+    st.caption(
+        f"{counts['equal']} equal · {counts['delete']} only in the source (red) · {counts['insert']} only in "
+        f"the rewrite (green) · {counts['replace']} changed (yellow)"
+    )
+    pages = max(1, math.ceil(len(rows) / DIFF_ROWS))
+    page = st.number_input(f"rows page (of {pages}; {len(rows)} rows)", 1, pages, 1, key="diff_page")
+    st.table(styled_diff(rows[(page - 1) * DIFF_ROWS : page * DIFF_ROWS]))
+    page_link("open both side by side", "trajectories", compare=f"{source_id},{rewrite_id}")

@@ -1,0 +1,60 @@
+"""Export: filters, exactly what the write would produce (rows, duplicates, everything left out and why),
+then write and download."""
+
+import streamlit as st
+
+from rsr_core.export.models import FORMATS, ExportFilters
+from rsr_core.export.service import export
+from rsr_core.outputs import OutputError
+from rsr_core.ui.export_views import archive_bytes, default_out, left_out_frame, plan_of, task_ids
+from rsr_core.ui.widgets import app_services, md_escape, require_data, scripted_banner
+
+st.title("Export for fine-tuning")
+ctx = app_services()
+if require_data(ctx):
+    scripted_banner(ctx)
+    c = st.columns(3)
+    kinds = c[0].multiselect(
+        "kinds", ["rewrite", "discovery", "eval"], ["rewrite", "discovery"], key="ex_kinds"
+    )
+    tasks = c[1].multiselect("tasks (none: all)", task_ids(ctx), key="ex_tasks")
+    fmt = c[2].selectbox("format", FORMATS, key="ex_format")
+    d = st.columns(3)
+    direct = d[0].checkbox("include terminus-2 discovery successes unchanged", True, key="ex_direct")
+    scripted = d[1].checkbox("include runs of the scripted demo model", False, key="ex_scripted")
+    everything = d[2].checkbox("all trajectories, training filters off (archive)", False, key="ex_all")
+    filters = ExportFilters(
+        kinds=kinds or None,
+        task_ids=tasks,
+        include_direct_terminus=direct,
+        all_trajectories=everything,
+        include_scripted=scripted,
+    )
+    with st.spinner("counting exactly what the export would write…"):
+        plan = plan_of(ctx, filters)
+    m = st.columns(4)
+    m[0].metric("selected", plan.selected)
+    m[1].metric("would be exported", plan.exported)
+    m[2].metric("exact duplicates dropped", plan.duplicates)
+    m[3].metric("left out", plan.left_out.total)
+    st.dataframe(left_out_frame(plan), hide_index=True, key="ex_left_out")
+    out = st.text_input("write to", default_out(fmt), key=f"ex_out_{fmt}")
+    force = st.checkbox("replace it if it exists (an earlier output)", False, key="ex_force")
+    if st.button("write the export", type="primary", key="ex_write"):
+        try:
+            summary = export(ctx.store, fmt, out, filters, force=force)
+        except OutputError as exc:
+            st.error(md_escape(str(exc)))
+        else:
+            st.success(
+                md_escape(
+                    f"{summary.exported} rows written to {summary.out} ({summary.duplicates} duplicates dropped); "
+                    f"dataset card: {summary.card}"
+                )
+            )
+            st.session_state["ex_last"] = (summary.out, summary.card)
+    if st.session_state.get("ex_last"):
+        name, data = archive_bytes(*st.session_state["ex_last"])
+        st.download_button(
+            "download the last export (with its dataset card)", data, file_name=name, key="ex_download"
+        )

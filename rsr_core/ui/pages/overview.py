@@ -1,0 +1,46 @@
+"""Overview: counts, coverage per harness and its overlap, the rewrite funnel at every stage, pass rates."""
+
+import streamlit as st
+
+from rsr_core import charts
+from rsr_core.ui.overview_data import overview_figures
+from rsr_core.ui.widgets import app_services, require_data, scripted_banner, summary
+
+st.title("RSR Studio")
+ctx = app_services()
+if require_data(ctx):
+    scripted_banner(ctx)
+    counts = summary(ctx)
+    cols = st.columns(5)
+    cols[0].metric("tasks", counts["tasks"])
+    for col, kind in zip(cols[1:4], ("discovery", "rewrite", "eval"), strict=True):
+        col.metric(f"{kind} trajectories", counts["trajectories"][kind])
+    cols[4].metric("steps", f"{counts['steps']:,}")
+    fig = overview_figures(ctx)
+    coverage = fig["coverage"]
+
+    st.subheader("Coverage of the discovery harnesses")
+    if coverage["harnesses"]:
+        gain = coverage["gain_over_best"]
+        st.caption(
+            f"union of solved tasks: {coverage['union_solved']} · best single harness: "
+            f"{coverage['best_single']['harness']} ({coverage['best_single']['solved_tasks']}) · gain over "
+            f"the best single harness: {'n/a' if gain is None else f'{gain:+.1%}'} · a run that tampered with "
+            "the verifier never counts as solved"
+        )
+        left, right = st.columns(2)
+        left.plotly_chart(charts.coverage_bars(fig["harness"], coverage["union_solved"]), key="coverage_bars")
+        right.plotly_chart(charts.coverage_upset(fig["upset"]), key="coverage_upset")
+        st.dataframe(fig["harness"], hide_index=True, key="coverage_table")
+    else:
+        st.info("No discovery trajectories yet: run `rsr discover` or ingest discovery runs.")
+
+    st.subheader("Rewrite funnel")
+    funnel = fig["funnel"]
+    if funnel["runbooks"] or funnel["executions"]:
+        st.plotly_chart(charts.funnel_chart(fig["funnel_frame"], funnel["expansion_ratio"]), key="funnel")
+    else:
+        st.info("No rewrite jobs yet: start one on the Rewrite page or with `rsr rewrite`.")
+
+    st.subheader("Trajectories and pass rates by kind and harness")
+    st.dataframe(fig["kind_harness"], hide_index=True, key="kind_harness")
