@@ -129,7 +129,7 @@ def transfer_messages(task: Task, runbook: Runbook, rewrite: Trajectory) -> list
         runbook=runbook.text(),
         record=condense(rewrite),
     )
-    return [{"role": "system", "content": prompts.load("transfer_v1.md")}, {"role": "user", "content": user}]
+    return [{"role": "system", "content": prompts.load("transfer_v2.md")}, {"role": "user", "content": user}]
 
 
 def check_transfer(

@@ -151,3 +151,12 @@ def test_the_demo_rewrites_keep_their_recorded_verdicts(demo):
         checked += 1
         flagged += bool(evidence)
     assert checked >= 40 and flagged == 1
+
+
+def test_the_model_stage_is_told_about_disguised_values():
+    from rsr_core.rewrite.transfer import transfer_messages
+
+    system, user = transfer_messages(TASK, RUNBOOK, _rewrite(HARDCODED))
+    assert "audit" in system["content"]  # scripted critics answer the transfer check on this word
+    assert all(w in system["content"] for w in ("base64", "reversed", "variables", "here-doc"))
+    assert "200,19" in user["content"] and TASK.instruction in user["content"]
