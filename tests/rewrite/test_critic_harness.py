@@ -135,6 +135,7 @@ ORDINARY = [
     "Claim your output path from the instruction.",
     "The run script is ./run_tests.sh in the repo.",
     "The test passed locally, so write the file.",
+    "Use a two-phase plan: copy, then delete.",
 ]
 
 
