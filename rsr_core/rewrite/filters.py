@@ -14,6 +14,7 @@ from rsr_core.rewrite.decode import unescape
 if TYPE_CHECKING:
     from rsr_core.rewrite.shellrun import ShellView
 
+MAX_RANGE = 1024  # a tr range wider than this is not a re-encoding worth following
 _SPEC = re.compile(r"%(%|[-+ #0]*\d*(?:\.\d+)?([sbdicxXo]))")
 
 
@@ -81,7 +82,7 @@ def _tr_set(spec: str) -> str:
     spec = unescape(spec)
     out, i = [], 0
     while i < len(spec):
-        if i + 2 < len(spec) and spec[i + 1] == "-" and ord(spec[i]) <= ord(spec[i + 2]):
+        if i + 2 < len(spec) and spec[i + 1] == "-" and 0 <= ord(spec[i + 2]) - ord(spec[i]) <= MAX_RANGE:
             out += [chr(c) for c in range(ord(spec[i]), ord(spec[i + 2]) + 1)]
             i += 3
         else:

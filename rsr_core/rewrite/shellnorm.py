@@ -234,7 +234,9 @@ class _Reader:
                 start = int(nums[0] or 0)
                 return value[start : start + int(nums[1])] if len(nums) > 1 else value[start:]
         if rest.startswith((":-", "-")) and not value:
-            return self._expand_double(rest.split("-", 1)[1])
+            if self.depth >= MAX_DEPTH:
+                return ""
+            return _Reader("", self.view, self.depth + 1)._expand_double(rest.split("-", 1)[1])
         return value
 
     def _substitute(self, inner: str) -> str:

@@ -115,8 +115,12 @@ class Session:
         """Type `keys` and read the session so far."""
         self.typed = plain(self.typed + keys)  # a backspace may erase what an earlier batch typed
         view = self._clean.copy()
-        if read_more(self.typed[self._clean_at :], view):
-            self._clean_at, self._clean = len(self.typed), view.copy()
+        try:
+            if read_more(self.typed[self._clean_at :], view):
+                self._clean_at, self._clean = len(self.typed), view.copy()
+        except RecursionError:  # nesting deeper than any honest command: read it as plain text
+            view = self._clean.copy()
+            view.text.append(self.typed[self._clean_at :])
         through = ", ".join(sorted(view.notes))
         items = (
             ("", tuple(view.text)),

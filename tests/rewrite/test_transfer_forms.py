@@ -253,3 +253,26 @@ def test_the_configured_minimum_length_decides_what_is_too_short():
     r = _rewrite("echo QX7 > /app/out.txt\n")
     assert deterministic_transfer(r, RUNBOOK, SOURCE, task) == []
     assert deterministic_transfer(r, RUNBOOK, SOURCE, task, min_len=3)
+
+
+HOSTILE = {
+    "nested parameters": "echo " + "${a:-" * 3000 + "x" + "}" * 3000 + "\n",
+    "nested substitutions": "echo " + "$(" * 3000 + "echo x" + ")" * 3000 + "\n",
+    "unclosed quotes": "echo 'abc\n" * 1000,
+    "unterminated here-doc": "cat <<EOF\n" + "line\n" * 10000,
+    "deep python": 'python3 -c "' + "(" * 5000 + "1" + ")" * 5000 + '"\n',
+    "huge python sum": 'python3 -c "x=' + "+".join(["'a'"] * 5000) + '"\n',
+    "huge string product": "python3 -c \"x='a' * 10**9\"\n",
+    "huge arithmetic": "echo $((999999999999999999999 * 999999999999999999999 * 99999999999999999999))\n",
+    "huge tr range": "echo a | tr '\\x00-\\U0010ffff' 'a'\n",
+    "long base64": "echo " + "QUJDREVGR0g" * 20000 + " | base64 -d\n",
+}
+
+
+@pytest.mark.parametrize("typed", HOSTILE.values(), ids=HOSTILE.keys())
+def test_hostile_commands_are_read_quickly_without_errors(typed):
+    import time
+
+    start = time.monotonic()
+    assert deterministic_transfer(_rewrite(typed, "ls\n"), RUNBOOK, SOURCE, TASK) == []
+    assert time.monotonic() - start < 5
