@@ -15,7 +15,6 @@ import os
 import threading
 import uuid
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 
 import docker
 import docker.errors
@@ -24,19 +23,10 @@ from docker.models.containers import Container
 from rsr_core.sandbox.archive import tar_files
 from rsr_core.sandbox.channel import ChannelError, ShellChannel
 from rsr_core.sandbox.fs import ContainerFS
-from rsr_core.sandbox.gc import gc_containers, gc_snapshot_images
+from rsr_core.sandbox.gc import gc_containers, gc_snapshot_images  # noqa: F401 - their old home, still imported
 from rsr_core.sandbox.labels import LABEL, OWNER_LABEL, SNAPSHOT_REPOSITORY
-from rsr_core.sandbox.watchdog import DiskWatchdog
+from rsr_core.sandbox.watchdog import DiskWatchdog, oom_killed
 
-__all__ = [
-    "LABEL",
-    "DockerSandbox",
-    "ExecResult",
-    "Limits",
-    "SandboxFailure",
-    "gc_containers",
-    "gc_snapshot_images",
-]
 DEFAULT_CPUS = 1.0
 DEFAULT_MEMORY_MB = 1024
 DEFAULT_PIDS = 256
@@ -225,7 +215,7 @@ class DockerSandbox:
             if self._channel is None:
                 self._channel = ShellChannel(self.client.api, self._require().id)
             reply = self._channel.run(script, timeout_s)
-        except (ChannelError, docker.errors.APIError) as exc:
+        except (ChannelError, docker.errors.DockerException, OSError) as exc:
             if self._channel is not None:
                 self._channel.close()
                 self._channel = None
@@ -244,14 +234,10 @@ class DockerSandbox:
         """Ask the engine (not the sandbox) whether a limit was hit: the disk budget and OOM kills; sets and
         returns `limit_reason`. Used when the sandbox's own shell no longer answers."""
         if self.limit_reason is None and self.container is not None:
-            api = self.client.api
-            with contextlib.suppress(docker.errors.APIError, OSError, ValueError):
+            with contextlib.suppress(docker.errors.DockerException, OSError, ValueError):
                 if self._watchdog is not None:
                     self.limit_reason = self._watchdog.check()
-                created = api.inspect_container(self.container.id)["Created"]
-                oom = {"container": self.container.id, "event": "oom"}
-                events = list(api.events(since=_epoch(created), until=_epoch(None), filters=oom))
-                if events and self.limit_reason is None:
+                if self.limit_reason is None and oom_killed(self.client.api, self.container.id):
                     self.limit_reason = f"out of memory (limit {self.limits.memory_mb} MiB)"
         return self.limit_reason
 
@@ -283,10 +269,8 @@ class DockerSandbox:
         """The engine's filesystem diff of the container: (path, kind) with kind 0 changed, 1 added, 2 deleted."""
         try:
             entries = self._require().diff() or []
-        except docker.errors.APIError as exc:
-            raise SandboxFailure(
-                f"cannot read the sandbox's filesystem diff: {exc.explanation or exc}"
-            ) from None
+        except (docker.errors.DockerException, OSError) as exc:
+            raise SandboxFailure(f"cannot read the sandbox's filesystem diff: {exc}") from None
         return [(e["Path"], int(e["Kind"])) for e in entries]
 
     def snapshot(self, limits: Limits | None = None) -> DockerSandbox:
@@ -297,8 +281,8 @@ class DockerSandbox:
             image = container.commit(
                 repository=SNAPSHOT_REPOSITORY, tag=uuid.uuid4().hex[:12], pause=not self.frozen
             )
-        except docker.errors.APIError as exc:
-            raise SandboxFailure(f"cannot commit the sandbox: {exc.explanation or exc}") from None
+        except (docker.errors.DockerException, OSError) as exc:
+            raise SandboxFailure(f"cannot commit the sandbox: {exc}") from None
         labels = {**self.labels, OWNER_LABEL: str(os.getpid()), "rsr.snapshot": "1"}
         snap = DockerSandbox(
             self.client, image.id, limits or self.limits, labels, image.id, override_entrypoint=True
@@ -309,10 +293,3 @@ class DockerSandbox:
             snap.remove()
             raise
         return snap
-
-
-def _epoch(iso: str | None) -> int:
-    """Seconds since the epoch of an engine timestamp (now for None), for the events API."""
-    if iso is None:
-        return int(datetime.now(UTC).timestamp()) + 1
-    return int(datetime.fromisoformat(iso[:26].rstrip("Z") + "+00:00").timestamp()) - 1

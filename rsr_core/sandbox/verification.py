@@ -16,10 +16,13 @@ container is removed as soon as it is committed; for an RSRT claim it is thawed 
 from __future__ import annotations
 
 import dataclasses
+import tarfile
 from dataclasses import dataclass
 
+import docker.errors
+
 from rsr_core.models import Task
-from rsr_core.sandbox.docker_sandbox import DockerSandbox
+from rsr_core.sandbox.docker_sandbox import DockerSandbox, SandboxFailure
 from rsr_core.sandbox.integrity import IntegrityReport, check_integrity
 from rsr_core.sandbox.verifier import DEFAULT_VERIFIER_TIMEOUT_S, VerifierResult, image_config, run_verifier
 
@@ -70,8 +73,11 @@ def verify_run(
     again with `keep_agent` (an RSRT claim). Raises SandboxFailure when the container cannot be read."""
     sandbox.freeze()
     try:
-        env, workdir = image_config(sandbox)
-        report = check_integrity(sandbox.diff(), sandbox.fs, task, env, workdir)
+        try:
+            env, workdir = image_config(sandbox)
+            report = check_integrity(sandbox.diff(), sandbox.fs, task, env, workdir)
+        except (docker.errors.DockerException, OSError, tarfile.TarError) as exc:
+            raise SandboxFailure(f"cannot read the sandbox's filesystem: {exc}") from None
         if not run_tests:
             return Verification(None, report)
         budget = (task.verifier_timeout_sec or DEFAULT_VERIFIER_TIMEOUT_S) + VERIFIER_BUDGET_SLACK_S

@@ -14,6 +14,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 
 import docker
 import docker.errors
@@ -77,3 +78,13 @@ class DiskWatchdog:
                 self.on_breach(reason)
                 return
             interval = max(POLL_S, 2 * (time.monotonic() - t0))
+
+
+def oom_killed(api: docker.APIClient, container_id: str) -> bool:
+    """Did the engine report an OOM kill in the container since it was created (its event log, not the
+    container's own counters)?"""
+    created = api.inspect_container(container_id)["Created"]
+    since = int(datetime.fromisoformat(created[:26].rstrip("Z") + "+00:00").timestamp()) - 1
+    until = int(datetime.now(UTC).timestamp()) + 1
+    events = api.events(since=since, until=until, filters={"container": container_id, "event": "oom"})
+    return any(True for _ in events)

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -105,3 +106,51 @@ def test_discover_without_an_endpoint_says_what_to_do(tmp_path, data_dir):
         timeout=120,
     )
     assert res.returncode == 2 and "RSR_LLM_BASE_URL" in res.stderr and "serve-scripted" in res.stderr
+
+
+TIGHT = Path(__file__).parents[1] / "sandbox" / "data" / "tasks" / "tight-sandbox"
+
+
+def test_discover_reports_a_run_that_failed_to_run_and_goes_on_after_a_fork_bomb(tmp_path, docker_engine):
+    """Run 1 fails to run (the endpoint refuses the first call); run 2 fork-bombs its sandbox: it is stored
+    with its reason and the command ends with status 1, one line per run, no traceback."""
+    bomb = answer("a", "p", "bomb() { bomb | bomb & }; bomb\n", duration=3)
+    rules = [
+        {
+            "model": "scripted-bomb",
+            "error": {"status": 400, "times": 1},
+            "turns": [bomb, answer(done=True), answer(done=True)],
+        }
+    ]
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"rules": rules}))
+    server = subprocess.Popen(
+        [*RSR, "llm", "serve-scripted", "--script", str(script)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        url = server.stdout.readline().split(" on ")[1].split()[0]
+        db = tmp_path / "d.duckdb"
+        res = subprocess.run(
+            [*RSR, "discover", "--task", str(TIGHT), "--harness", "terminus-2", "--runs", "2"]
+            + ["--model", "scripted-bomb", "--db", str(db), "--out", str(tmp_path / "runs")],
+            env={**os.environ, "RSR_LLM_BASE_URL": url},
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+    finally:
+        server.terminate()
+        server.wait(10)
+    assert res.returncode == 1, res.stderr
+    assert "Traceback" not in res.stdout + res.stderr
+    lines = res.stdout.splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith("run 1: tight-sandbox terminus-2 failed to run: LLMError:")
+    assert lines[1].startswith(
+        "run 2: tight-sandbox terminus-2 reward=none turns=1 resource_limit (resource_limit: pids"
+    )
+    assert "1 of 2 run(s) failed to run" in res.stderr
+    store = Store(db)
+    assert store.summary()["trajectories"]["discovery"] == 1
+    traj = store.get_trajectory(lines[1].split()[-1])
+    assert traj.exception.startswith("resource_limit: pids limit reached") and traj.reward is None
