@@ -1,19 +1,25 @@
-"""The `rsr` command: builds the parser from the command modules and dispatches."""
+"""The `rsr` command: builds the parser from the command modules and dispatches.
+
+Only argparse and the command modules' light top levels are imported to build the parser (`rsr --help` stays
+fast); each command imports the engines it uses when it runs.
+"""
 
 from __future__ import annotations
 
 import argparse
 import os
 import sys
+import traceback
 from collections.abc import Sequence
 
 from rsr_core import __version__
 from rsr_core.commands import COMMAND_MODULES
-from rsr_core.llm.client import LLMError
-from rsr_core.sandbox.engine import DockerUnavailable
-from rsr_core.sandbox.images import ImageError
-from rsr_core.settings import Settings
-from rsr_core.store import StoreBusyError, StoreVersionError
+from rsr_core.errors import RsrError
+
+REPORT_HINT = (
+    "rsr: this is a bug in RSR Studio, not something you did; please report it with the command you ran and "
+    "the traceback above"
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -30,13 +36,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the console script."""
+    """Entry point of the console script: a user-facing failure is one line and exit status 2, a bug is a
+    traceback with a hint to report it."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    settings = Settings.from_env()
     try:
+        from rsr_core.settings import Settings
+
+        settings = Settings.from_env()
         return int(args.handler(args, settings) or 0)
-    except (StoreBusyError, StoreVersionError, DockerUnavailable, LLMError, ImageError) as exc:
+    except RsrError as exc:
         print(f"rsr: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -47,6 +56,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
+    except Exception:  # noqa: BLE001 - a bug: show everything, and say so
+        traceback.print_exc()
+        print(REPORT_HINT, file=sys.stderr)
+        return 3
 
 
 if __name__ == "__main__":

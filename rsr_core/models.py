@@ -10,13 +10,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rsr_core.vocabulary import KINDS as KINDS
+
 SCHEMA_VERSION = 1
 
 Kind = Literal["discovery", "rewrite", "eval"]
 StepSource = Literal["system", "user", "agent"]
 FlagKind = Literal["verifier_leak", "solution_leak", "harness_syntax", "schema"]
 Decision = Literal["approve", "reject"]
-KINDS: tuple[str, ...] = ("discovery", "rewrite", "eval")
 RUNBOOK_PARTS: tuple[str, ...] = (
     "target_end_state",
     "key_milestones",

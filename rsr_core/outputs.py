@@ -19,8 +19,10 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
+from rsr_core.errors import RsrError
 
-class OutputError(RuntimeError):
+
+class OutputError(RsrError):
     """An output path cannot be written; the message names the path and the reason."""
 
 

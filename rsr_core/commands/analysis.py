@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from rsr_core.commands.common import add_db, add_json, emit, open_store
-from rsr_core.models import KINDS
-from rsr_core.settings import Settings
+from rsr_core.vocabulary import KINDS
 
 # The metric names, kept here so that building the parser does not import numpy, pandas and rapidfuzz
 # (rsr_core.analysis.pair_metrics.METRICS; a test checks they agree).
 METRICS = ("exact", "multiset", "order", "fuzzy", "transition")
+
+
+if TYPE_CHECKING:
+    from rsr_core.settings import Settings
 
 
 def _ks(text: str) -> list[int]:

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from rsr_core.commands.common import add_db, add_json, emit, open_store
-from rsr_core.models import KINDS, Step, Trajectory
-from rsr_core.settings import Settings
-from rsr_core.store import TrajectoryFilter
+from rsr_core.vocabulary import KINDS
+
+if TYPE_CHECKING:
+    from rsr_core.models import Step, Trajectory
+    from rsr_core.settings import Settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -41,6 +44,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def list_cmd(args: argparse.Namespace, settings: Settings) -> int:
     """Print a page of trajectories."""
+    from rsr_core.store import TrajectoryFilter
+
     store = open_store(args, settings, read_only=True)
     f = TrajectoryFilter(
         task_id=args.task,

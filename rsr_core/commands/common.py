@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rsr_core.settings import Settings
-from rsr_core.store import Store
+if TYPE_CHECKING:
+    from rsr_core.settings import Settings
+    from rsr_core.store import Store
 
 
 def add_db(parser: argparse.ArgumentParser) -> None:
@@ -25,6 +26,8 @@ def open_store(args: argparse.Namespace, settings: Settings, read_only: bool = F
     """The store named by --db, else by the settings. Nothing holds the file between uses; when another
     process has it open, the command waits up to RSR_DB_WAIT seconds (saying so on stderr) and then fails with
     the holder's name. `read_only` is accepted for the readers' sake and changes nothing."""
+    from rsr_core.store import Store
+
     path = args.db or settings.db_path
     return Store(
         path, wait_s=settings.db_wait_s, on_wait=lambda m: print(f"rsr: {m}", file=sys.stderr, flush=True)

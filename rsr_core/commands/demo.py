@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from rsr_core.commands.common import add_db, add_json, emit, open_store
-from rsr_core.settings import Settings
+
+if TYPE_CHECKING:
+    from rsr_core.settings import Settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -6,9 +6,12 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rsr_core.commands.common import add_db, add_json
-from rsr_core.settings import Settings
+
+if TYPE_CHECKING:
+    from rsr_core.settings import Settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:

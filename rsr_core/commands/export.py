@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from rsr_core.commands.common import add_db, add_json, emit, open_store
-from rsr_core.export import FORMATS, ExportFilters, ExportSummary, export
-from rsr_core.models import KINDS
 from rsr_core.outputs import OutputError
-from rsr_core.settings import Settings
+from rsr_core.vocabulary import EXPORT_FORMATS as FORMATS
+from rsr_core.vocabulary import KINDS
+
+if TYPE_CHECKING:
+    from rsr_core.export import ExportSummary
+    from rsr_core.settings import Settings
+
 
 _REASON_WORDS = {
     "direct_terminus": "terminus-2 discovery excluded",
@@ -106,6 +111,8 @@ def describe(summary: ExportSummary) -> str:
 
 def export_cmd(args: argparse.Namespace, settings: Settings) -> int:
     """Run the export."""
+    from rsr_core.export import ExportFilters, export
+
     filters = ExportFilters(
         kinds=args.kind,
         task_ids=args.task,

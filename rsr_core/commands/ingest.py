@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from rsr_core.commands.common import add_db, add_json, emit, open_store
-from rsr_core.ingest.runner import ingest_paths
-from rsr_core.models import KINDS
-from rsr_core.settings import Settings
+from rsr_core.vocabulary import KINDS
+
+if TYPE_CHECKING:
+    from rsr_core.settings import Settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -40,6 +42,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     """Ingest and report."""
+    from rsr_core.ingest.runner import ingest_paths
+
     store = open_store(args, settings)
     report = ingest_paths(store, args.paths, harness=args.harness, kind=args.kind, workers=args.workers)
     payload = report.model_dump()

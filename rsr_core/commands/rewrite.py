@@ -7,9 +7,13 @@ import json
 import os
 import signal
 import sys
+from typing import TYPE_CHECKING
 
 from rsr_core.commands.common import add_db, add_json, emit, open_store
-from rsr_core.settings import Settings
+
+if TYPE_CHECKING:
+    from rsr_core.settings import Settings
+
 
 JOB_DB_WAIT_S = 600.0
 

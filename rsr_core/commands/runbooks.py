@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rsr_core.commands.common import add_db, add_json, emit, open_store
-from rsr_core.settings import Settings
-from rsr_core.store.pipeline import RUNBOOK_STATUSES, runbook_dossier, runbook_rows
+from rsr_core.vocabulary import RUNBOOK_STATUSES
+
+if TYPE_CHECKING:
+    from rsr_core.settings import Settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -40,6 +42,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def list_runbooks(args: argparse.Namespace, settings: Settings) -> int:
     """Print the queue."""
+    from rsr_core.store.pipeline import runbook_rows
+
     with open_store(args, settings, read_only=True).reading() as cur:
         rows = runbook_rows(cur, args.status, args.task)
     lines = [
@@ -88,6 +92,8 @@ def _dossier_text(d: dict[str, Any]) -> str:
 
 def show_runbook(args: argparse.Namespace, settings: Settings) -> int:
     """Print one runbook."""
+    from rsr_core.store.pipeline import runbook_dossier
+
     with open_store(args, settings, read_only=True).reading() as cur:
         dossier = runbook_dossier(cur, args.runbook_id)
     if dossier is None:

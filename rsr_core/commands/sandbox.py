@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from rsr_core.commands.common import add_json, emit
-from rsr_core.settings import Settings
+
+if TYPE_CHECKING:
+    from rsr_core.settings import Settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:

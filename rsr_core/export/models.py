@@ -7,8 +7,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rsr_core.vocabulary import EXPORT_FORMATS
+
 ExportFormat = Literal["sft-jsonl", "sharegpt", "parquet", "atif"]
-FORMATS: tuple[str, ...] = ("sft-jsonl", "sharegpt", "parquet", "atif")
+FORMATS: tuple[str, ...] = EXPORT_FORMATS
 ExportKind = Literal["rewrite", "discovery", "eval"]
 ATIF_VERSION = "ATIF-v1.6"
 """The ATIF version export writes (any of ATIF-v1.0 … v1.8 is read)."""

@@ -16,6 +16,7 @@ from typing import Any
 import openai
 from tenacity import RetryError, Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
+from rsr_core.errors import RsrError
 from rsr_core.settings import Settings
 
 DEFAULT_MAX_ANSWER_BYTES = 1_000_000
@@ -33,7 +34,7 @@ class Completion:
     truncated: bool = False
 
 
-class LLMError(RuntimeError):
+class LLMError(RsrError):
     """The endpoint failed for good (after retries) or answered with a non-retryable error."""
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import duckdb
 
+from rsr_core.errors import RsrError
 from rsr_core.models import CriticFlag, Runbook, Trajectory, TransferVerdict
 from rsr_core.protocols import LLM, SandboxProvider
 from rsr_core.rewrite.critic import critique_text
@@ -28,7 +29,7 @@ from rsr_core.store import pipeline as pipeline_sql
 Progress = Callable[[str, dict[str, dict[str, int]]], None]
 
 
-class JobError(RuntimeError):
+class JobError(RsrError):
     """A job cannot start or resume (no sources, unknown job, already running)."""
 
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 import docker
 import docker.errors
 
+from rsr_core.errors import RsrError
 
-class DockerUnavailable(RuntimeError):
+
+class DockerUnavailable(RsrError):
     """No Docker engine answers."""
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import docker
 import docker.errors
 
+from rsr_core.errors import RsrError
 from rsr_core.models import Task
 from rsr_core.settings import Settings
 
@@ -32,7 +33,7 @@ _NOT_CONTEXT = {
 _FROM = re.compile(r"^(\s*FROM\s+)(?:--platform=\S+\s+)?(\S+)(.*)$", re.I | re.M)
 
 
-class ImageError(RuntimeError):
+class ImageError(RsrError):
     """An image could not be built or found."""
 
 

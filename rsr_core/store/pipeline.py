@@ -8,11 +8,11 @@ import duckdb
 
 from rsr_core.models import SCHEMA_VERSION, CriticFlag, Review, Runbook, TransferVerdict
 from rsr_core.store.sql import one
+from rsr_core.vocabulary import RUNBOOK_STATUSES as RUNBOOK_STATUSES
 
 # Every rewrite trajectory with verified / answer_transfer / human_rejected / kept: the `rewrite_status` view
 # (migration 3) is the one definition; runbook rounds have theirs in the `runbook_status` view.
 REWRITE_STATUS_SQL = "SELECT * FROM rewrite_status"
-RUNBOOK_STATUSES = ("critic_pending", "critic_rejected", "pending_review", "approved", "human_rejected")
 
 RUNBOOK_COLUMNS = (
     "runbook_id", "lineage_id", "source_trajectory_id", "task_id", "job_id", "variant", "round",

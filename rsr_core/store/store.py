@@ -14,13 +14,14 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from rsr_core.errors import RsrError
 from rsr_core.models import Task, Trajectory
 from rsr_core.store import columns, queries
 from rsr_core.store.migrations import LATEST_VERSION, MIGRATIONS
 from rsr_core.store.sql import one, registered, scalar
 
 
-class StoreBusyError(RuntimeError):
+class StoreBusyError(RsrError):
     """The database file is locked by another process (DuckDB allows one writer)."""
 
     def __init__(self, message: str, pid: int | None = None):
@@ -28,7 +29,7 @@ class StoreBusyError(RuntimeError):
         self.pid = pid
 
 
-class StoreVersionError(RuntimeError):
+class StoreVersionError(RsrError):
     """The database was written by a newer RSR Studio than this one."""
 
 
