@@ -35,6 +35,8 @@ class HiddenCorpus:
 
     @classmethod
     def of(cls, runbook: Runbook, source: Trajectory, task: Task, public: str, min_len: int) -> HiddenCorpus:
+        """The runbook, the source run (commands and what they showed), the solution and the tests; multi-word
+        values the instruction (`public`, collapsed) does not contain."""
         run = "\n".join(
             [c.keystrokes for s in source.steps for c in s.commands]
             + [s.observation or "" for s in source.steps]
