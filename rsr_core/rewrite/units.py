@@ -126,6 +126,7 @@ def _run_unit(kind: str, inputs: dict[str, Any], llm: LLM, sandboxes: SandboxPro
             Runbook(**inputs["runbook"]),
             Trajectory(**inputs["source"]),
             task,
+            min_literal_len=params.min_literal_len,
         )
         return {"transfer": verdict.model_dump(mode="json")}
     raise ValueError(f"unknown unit kind {kind!r}")

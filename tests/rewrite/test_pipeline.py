@@ -51,11 +51,13 @@ def test_leaky_runbook_is_flagged_replanned_and_the_funnel_adds_up(db, seeded, s
     assert pipeline_sql.funnel(cur) == {
         "sources": 1,
         "runbooks": 3,
+        "critic_pending": 0,
         "critic_rejected": 1,
         "approved": 2,
         "pending_review": 0,
         "human_rejected": 0,
         "executions": 4,
+        "verifier_tampered": 0,
         "verified": 4,
         "answer_transfer": 1,
         "kept": 3,
