@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from importlib import resources
 from pathlib import Path
 
 from rsr_core.ingest.runner import ingest_paths
@@ -9,7 +10,12 @@ from rsr_core.models import IngestReport
 from rsr_core.store import Store
 from rsr_core.store.dump import load_pipeline
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+def demo_data() -> Path:
+    """The demo corpus: the repository's data/, shipped in the package as `rsr_core.demo_data`."""
+    return Path(str(resources.files("rsr_core.demo_data")))
+
+
+DATA = demo_data()
 DEMO_TASKS = DATA / "demo" / "tasks"
 DEMO_JOBS = DATA / "demo" / "jobs"
 DEMO_SCRIPT = DATA / "scripted" / "demo_model.json"

@@ -2,6 +2,7 @@
 
 from rsr_core.commands import (
     analysis,
+    app,
     browse,
     demo,
     discover,
@@ -13,4 +14,4 @@ from rsr_core.commands import (
     stats,
 )
 
-COMMAND_MODULES = [ingest, stats, browse, analysis, export, discover, rewrite, runbooks, sandbox, demo]
+COMMAND_MODULES = [app, ingest, stats, browse, analysis, export, discover, rewrite, runbooks, sandbox, demo]
