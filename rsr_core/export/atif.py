@@ -1,18 +1,27 @@
-"""Trajectory -> ATIF document (ATIF-v1.6) with RSR provenance in root `extra.rsr`.
+"""Trajectory -> ATIF document (ATIF-v1.7, or the newer version of the file it came from) with RSR
+provenance in root `extra.rsr`.
+
+The version declared is the one whose fields are used: a root `trajectory_id` (v1.7), `is_copied_context`
+(v1.5), content parts (v1.6). A trajectory ingested from a newer file keeps that file's version, since its
+structures (`extra["_atif"]`: media parts, subagent trajectories, original tool calls) are written back as
+they were. Documents validate with harbor's `Trajectory` model: only agent steps carry a model name,
+reasoning, metrics or tool calls, the agent always has a version, timestamps are ISO 8601.
 
 Written so that `rsr ingest` reads back exactly what was stored: every trajectory field ATIF has no place
 for travels in `extra.rsr`, and a step whose fields the reader would derive differently from its message
-(analysis, plan, commands, …) carries the stored values in step `extra.rsr_step`.
+(analysis, plan, commands, …), or that ATIF cannot carry on that step, carries the stored values in step
+`extra.rsr_step`.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+from datetime import datetime
 from typing import Any
 
 from rsr_core.export.models import ATIF_VERSION
-from rsr_core.ingest.atif import parse_steps
+from rsr_core.ingest.atif import canonical_observation, canonical_tool_calls, parse_steps, version_minor
 from rsr_core.models import Review, Step, Trajectory, TransferVerdict
 
 # Step fields the ATIF reader derives (from the message, tool calls and heuristics) rather than reads as such.
@@ -26,57 +35,71 @@ DERIVED_STEP_FIELDS = (
     "harness_control",
 )
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+AGENT_ONLY = ("model_name", "reasoning", "prompt_tokens", "completion_tokens", "cost_usd")
+"""Step fields ATIF allows only on agent steps; other steps carry them in `extra.rsr_step`."""
 
 
-def _tool_calls(step: Step, step_id: int) -> list[dict[str, Any]]:
-    calls = [
-        {
-            "tool_call_id": f"call_{step_id}_{i}",
-            "function_name": c.function_name,
-            "arguments": {"keystrokes": c.keystrokes, "duration": c.duration},
-        }
-        for i, c in enumerate(step.commands, 1)
-    ]
-    if step.task_complete and step.source == "agent":
-        calls.append(
-            {"tool_call_id": f"call_{step_id}_done", "function_name": "mark_task_complete", "arguments": {}}
-        )
-    return calls
+def declared_version(source_version: Any) -> str:
+    """ATIF_VERSION, or the version of the file the trajectory came from when that is newer."""
+    ours, theirs = version_minor(ATIF_VERSION) or 0, version_minor(source_version)
+    return str(source_version) if theirs is not None and theirs > ours else ATIF_VERSION
+
+
+def is_iso_timestamp(value: str) -> bool:
+    """Does ATIF (harbor's model) accept this as an ISO 8601 timestamp?"""
+    try:
+        datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return True
 
 
 def step_document(step: Step, step_id: int) -> dict[str, Any]:
     """One ATIF step; private guidance and harness control are marked in step extra."""
+    extra = dict(step.extra)
+    kept = dict(extra.pop("_atif", None) or {})
+    agent = step.source == "agent"
+    stored: dict[str, Any] = {}  # what ATIF cannot carry on this step, for `extra.rsr_step`
     doc: dict[str, Any] = {"step_id": step_id}
     if step.timestamp is not None:
-        doc["timestamp"] = step.timestamp
+        if is_iso_timestamp(step.timestamp):
+            doc["timestamp"] = step.timestamp
+        else:
+            stored["timestamp"] = step.timestamp
     doc["source"] = step.source
-    if step.model_name is not None:
+    if not agent:
+        stored.update({f: getattr(step, f) for f in AGENT_ONLY if getattr(step, f) is not None})
+    elif step.model_name is not None:
         doc["model_name"] = step.model_name
-    doc["message"] = step.message
-    if step.reasoning is not None:
+    doc["message"] = kept.pop("message", step.message)
+    if agent and step.reasoning is not None:
         doc["reasoning_content"] = step.reasoning
-    calls = _tool_calls(step, step_id)
+    calls = kept.pop("tool_calls") if "tool_calls" in kept else None
+    if calls is None:
+        calls = canonical_tool_calls(step_id, step.source, step.commands, step.task_complete)
     if calls:
         doc["tool_calls"] = calls
-    if step.observation is not None:
-        result: dict[str, Any] = {"content": step.observation}
-        if calls:
-            result = {"source_call_id": calls[0]["tool_call_id"], **result}
-        doc["observation"] = {"results": [result]}
+    observation = kept.pop("observation", None)
+    if observation is None and step.observation is not None:
+        observation = canonical_observation(step.observation, calls)
+    if observation is not None:
+        doc["observation"] = observation
     if step.copied_context:
         doc["is_copied_context"] = True
-    extra = dict(step.extra)
-    metrics = {
-        "prompt_tokens": step.prompt_tokens,
-        "completion_tokens": step.completion_tokens,
-        "cost_usd": step.cost_usd,
-        "cached_tokens": extra.pop("cached_tokens", None),
-    }
-    metrics = {k: v for k, v in metrics.items() if v is not None}
-    if metrics:
-        doc["metrics"] = metrics
-    for key, value in (extra.pop("_atif", None) or {}).items():
+    if agent:
+        metrics = {
+            "prompt_tokens": step.prompt_tokens,
+            "completion_tokens": step.completion_tokens,
+            "cost_usd": step.cost_usd,
+            "cached_tokens": extra.pop("cached_tokens", None),
+        }
+        metrics = {k: v for k, v in metrics.items() if v is not None}
+        if metrics:
+            doc["metrics"] = metrics
+    for key, value in kept.items():
         doc.setdefault(key, value)
+    if stored:
+        extra["rsr_step"] = stored
     if step.harness_control:
         extra["harness_control"] = True
     if step.private_guidance:
@@ -95,7 +118,7 @@ def _patch_derived(docs: list[dict[str, Any]], steps: list[Step]) -> None:
         if wrong:
             if "commands" in wrong:
                 wrong["commands"] = [c.model_dump() for c in step.commands]
-            doc.setdefault("extra", {})["rsr_step"] = wrong
+            doc.setdefault("extra", {}).setdefault("rsr_step", {}).update(wrong)
 
 
 def provenance(trajectory: Trajectory) -> dict[str, Any]:
@@ -123,6 +146,8 @@ def provenance(trajectory: Trajectory) -> dict[str, Any]:
         rsr["session_id"] = None  # the root session_id below is the trajectory id, not a recorded one
     if t.agent_name is None:
         rsr["agent_name"] = None
+    if t.agent_version is None:
+        rsr["agent_version"] = None  # ATIF requires an agent version; the one written below is a stand-in
     return rsr
 
 
@@ -143,14 +168,16 @@ def trajectory_document(
     extra = dict(t.extra)
     notes, final_metrics = extra.pop("notes", None), extra.pop("final_metrics", None)
     agent_extra = extra.pop("agent_extra", None)
-    extra.pop("schema_version", None)
+    source_version = extra.pop("schema_version", None)
+    kept = dict(extra.pop("_atif", None) or {})
     agent: dict[str, Any] = {"name": t.agent_name if t.agent_name is not None else t.harness}
-    if t.agent_version is not None:
-        agent["version"] = t.agent_version
+    agent["version"] = t.agent_version if t.agent_version is not None else "unknown"
     if t.model is not None:
         agent["model_name"] = t.model
     if agent_extra:
         agent["extra"] = agent_extra
+    for key, value in (kept.pop("agent", None) or {}).items():
+        agent.setdefault(key, value)
     step_docs = [step_document(s, i) for i, s in enumerate(steps, 1)]
     _patch_derived(step_docs, steps)
     rsr = provenance(t)
@@ -162,7 +189,7 @@ def trajectory_document(
             for r in reviews
         ]
     doc: dict[str, Any] = {
-        "schema_version": ATIF_VERSION,
+        "schema_version": declared_version(source_version),
         "session_id": t.session_id if t.session_id is not None else t.trajectory_id,
         "trajectory_id": t.trajectory_id,
         "agent": agent,
@@ -172,6 +199,8 @@ def trajectory_document(
         doc["notes"] = notes
     if final_metrics is not None:
         doc["final_metrics"] = final_metrics
+    for key, value in kept.items():
+        doc.setdefault(key, value)
     doc["extra"] = {**extra, "rsr": rsr}
     return doc
 

@@ -118,7 +118,13 @@ def run_discovery(
         store.write_trajectories([result.trajectory])
         trajs.append(result.trajectory)
         if job_dir is not None:
-            write_trial(job_dir, result.trajectory, task.name or task.task_id, f"{task.task_id}__run{i}")
+            write_trial(
+                job_dir,
+                result.trajectory,
+                task.name or task.task_id,
+                f"{task.task_id}__run{i}",
+                task_dir=task.path,
+            )
         summary = RunSummary(
             run=i,
             trajectory_id=result.trajectory.trajectory_id,

@@ -1,7 +1,15 @@
-"""ATIF `trajectory.json` (ATIF-v1.0 … ATIF-v1.8) -> Trajectory, with RSR provenance from `extra.rsr`."""
+"""ATIF `trajectory.json` (ATIF-v1.0 … ATIF-v1.8) -> Trajectory, with RSR provenance from `extra.rsr`.
+
+What the store has no field for travels in `extra["_atif"]` (of the trajectory or of a step) and is written
+back unchanged by the ATIF export: unknown root keys (`subagent_trajectories`, `continued_trajectory_ref`, …),
+agent keys (`tool_definitions`), unknown step keys (`llm_call_count`, …), and a step's `message`, `tool_calls`
+or `observation` when they are not what the export would write from the stored fields (content parts with
+images, the original tool-call ids, tools that are not terminal commands, subagent references).
+"""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from typing import Any
@@ -9,10 +17,11 @@ from typing import Any
 from rsr_core.analysis.commands import keystrokes_of_call
 from rsr_core.harness.protocol import parse_lenient, split_message
 from rsr_core.ingest.control import canonical_harness, is_control_message, task_id_of
-from rsr_core.ingest.provenance import STORED_TRAJECTORY_FIELDS, stored_step_values
+from rsr_core.ingest.provenance import carried_hash, rsr_extra, stored_step_values
 from rsr_core.ingest.reading import FormatError, construct, expect, preview
-from rsr_core.ingest.rewards import checked_reward
-from rsr_core.models import KINDS, ChangedPath, Command, Step, Trajectory
+from rsr_core.models import Command, Step, Trajectory
+
+__all__ = ["carried_hash", "is_atif", "parse_atif", "parse_steps"]
 
 SUPPORTED_MINOR = range(0, 9)
 _VERSION = re.compile(r"^ATIF-v1\.(\d+)$")
@@ -32,6 +41,12 @@ STEP_KEYS = frozenset(
         "is_copied_context",
     }
 )
+ROOT_KEYS = frozenset(
+    {"schema_version", "session_id", "trajectory_id", "agent", "steps", "notes", "final_metrics", "extra"}
+)
+AGENT_KEYS = frozenset({"name", "version", "model_name", "extra"})
+IDS_OPTIONAL_FROM = 7
+"""ATIF-v1.7 made the root `session_id` optional; a file without any id gets one derived from its content."""
 
 
 def is_atif(obj: Any) -> bool:
@@ -39,15 +54,56 @@ def is_atif(obj: Any) -> bool:
     return isinstance(obj, dict) and str(obj.get("schema_version", "")).startswith("ATIF")
 
 
+def version_minor(version: Any) -> int | None:
+    """The minor number of an `ATIF-v1.N` version string (None for anything else)."""
+    match = _VERSION.match(version) if isinstance(version, str) else None
+    return int(match.group(1)) if match else None
+
+
 def check_version(obj: dict) -> str:
     """The schema_version, or a FormatError naming the supported ones."""
     version = obj.get("schema_version")
-    match = _VERSION.match(version) if isinstance(version, str) else None
-    if not match or int(match.group(1)) not in SUPPORTED_MINOR:
+    if version_minor(version) not in SUPPORTED_MINOR:
         raise FormatError(
             f"schema_version: {preview(version)} is not supported; expected ATIF-v1.0 … ATIF-v1.8"
         )
     return version
+
+
+def canonical_tool_calls(step_id: int, source: str, commands: list[Command], complete: bool) -> list[dict]:
+    """The tool calls the ATIF export writes for a step's stored commands: `call_<step>_<n>` ids, the
+    command's function with `{keystrokes, duration}`, and a `mark_task_complete` call for an agent's
+    completion claim. Only agent steps carry tool calls in ATIF."""
+    if source != "agent":
+        return []
+    calls: list[dict] = [
+        {
+            "tool_call_id": f"call_{step_id}_{i}",
+            "function_name": c.function_name,
+            "arguments": {"keystrokes": c.keystrokes, "duration": c.duration},
+        }
+        for i, c in enumerate(commands, 1)
+    ]
+    if complete:
+        calls.append(
+            {"tool_call_id": f"call_{step_id}_done", "function_name": "mark_task_complete", "arguments": {}}
+        )
+    return calls
+
+
+def canonical_observation(text: str, calls: list[dict]) -> dict:
+    """The observation the ATIF export writes for a stored observation text (one result, tied to the first
+    tool call of the step when it has one)."""
+    result: dict[str, Any] = {"content": text}
+    if calls:
+        result = {"source_call_id": calls[0]["tool_call_id"], **result}
+    return {"results": [result]}
+
+
+def content_id(obj: dict) -> str:
+    """An id for a trajectory file that names none: a digest of its content, stable across re-ingests."""
+    text = json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return "atif-" + hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
 def _text(value: Any, where: str) -> str:
@@ -91,12 +147,12 @@ def _num(value: Any, where: str) -> float | None:
 # "where" of an error message only when there is an error.
 
 
-def _tool_calls(raw: Any, where: str) -> tuple[list[Command], bool]:
-    if raw is None:
-        return [], False
+def _tool_calls(raw: Any, where: str) -> tuple[list[Command], bool, list[dict]]:
+    """(commands, completion claimed, the calls with JSON-string arguments parsed)."""
     expect(isinstance(raw, list), where, "a list of tool calls", raw)
     commands: list[Command] = []
     complete = False
+    calls: list[dict] = []
     for i, call in enumerate(raw):
         if not isinstance(call, dict):
             expect(False, f"{where}[{i}]", "an object {tool_call_id, function_name, arguments}", call)
@@ -113,6 +169,7 @@ def _tool_calls(raw: Any, where: str) -> tuple[list[Command], bool]:
                 ) from None
         if not isinstance(args, dict):
             expect(False, f"{where}[{i}].arguments", "an object", args)
+        calls.append(call if args is call.get("arguments") else {**call, "arguments": args})
         if name in COMPLETE_TOOLS:
             complete = True
             continue
@@ -124,7 +181,7 @@ def _tool_calls(raw: Any, where: str) -> tuple[list[Command], bool]:
             commands.append(
                 construct(Command, {"keystrokes": keys, "duration": float(duration), "function_name": name})
             )
-    return commands, complete
+    return commands, complete, calls
 
 
 def _observation(raw: Any, where: str) -> str | None:
@@ -147,6 +204,30 @@ def _metric(metrics: dict, key: str, where: str) -> int | None:
     if value is None or (isinstance(value, int) and not isinstance(value, bool)):
         return value
     return _int(value, f"{where}.metrics.{key}")
+
+
+def _kept_structures(
+    raw: dict,
+    step_id: int,
+    source: str,
+    commands: list[Command],
+    complete: bool,
+    calls: list[dict] | None,
+    observation_text: str | None,
+) -> dict[str, Any]:
+    """The step's message, tool calls and observation as written, where the export would not write them the
+    same from the stored fields (checked against what it writes, so RSR's own files keep nothing twice)."""
+    kept: dict[str, Any] = {}
+    message = raw.get("message")
+    if message is not None and not isinstance(message, str):
+        kept["message"] = message
+    written = canonical_tool_calls(step_id, source, commands, complete)
+    if calls is not None and calls != written:
+        kept["tool_calls"] = written = calls
+    observation = raw.get("observation")
+    if observation is not None and observation != canonical_observation(observation_text or "", written):
+        kept["observation"] = observation
+    return kept
 
 
 def parse_steps(raw_steps: Any) -> list[Step]:
@@ -174,8 +255,8 @@ def parse_steps(raw_steps: Any) -> list[Step]:
         if not isinstance(extra, dict):
             expect(False, f"{where}.extra", "an object", extra)
         tool_calls = raw.get("tool_calls")
-        commands, complete = (
-            _tool_calls(tool_calls, f"{where}.tool_calls") if tool_calls is not None else ([], False)
+        commands, complete, calls = (
+            _tool_calls(tool_calls, f"{where}.tool_calls") if tool_calls is not None else ([], False, None)
         )
         metrics = raw.get("metrics") or {}
         if not isinstance(metrics, dict):
@@ -205,11 +286,16 @@ def parse_steps(raw_steps: Any) -> list[Step]:
             if extra
             else {}
         )
-        if leftover:
-            step_extra["_atif"] = leftover
         if metrics.get("cached_tokens") is not None:
             step_extra["cached_tokens"] = metrics.get("cached_tokens")
         observation = raw.get("observation")
+        observation_text = (
+            _observation(observation, f"{where}.observation") if observation is not None else None
+        )
+        task_complete = complete or bool(extra.get("task_complete"))
+        kept = _kept_structures(raw, step_id, source, commands, task_complete, calls, observation_text)
+        if leftover or kept:
+            step_extra["_atif"] = {**leftover, **kept}
         cost = metrics.get("cost_usd")
         timestamp = raw.get("timestamp")
         model_name = raw.get("model_name")
@@ -222,10 +308,8 @@ def parse_steps(raw_steps: Any) -> list[Step]:
             "plan": plan,
             "reasoning": reasoning if isinstance(reasoning, str) else None,
             "commands": commands,
-            "observation": _observation(observation, f"{where}.observation")
-            if observation is not None
-            else None,
-            "task_complete": complete or bool(extra.get("task_complete")),
+            "observation": observation_text,
+            "task_complete": task_complete,
             "harness_control": control,
             "private_guidance": bool(extra.get("rsr_private_guidance")),
             "copied_context": raw.get("is_copied_context") is True,
@@ -243,63 +327,40 @@ def parse_steps(raw_steps: Any) -> list[Step]:
     return steps
 
 
-def rsr_extra(obj: dict) -> dict:
-    """The RSR provenance block `extra.rsr`, validated."""
-    extra = obj.get("extra") or {}
-    expect(isinstance(extra, dict), "extra", "an object", extra)
-    rsr = extra.get("rsr") or {}
-    expect(isinstance(rsr, dict), "extra.rsr", "an object", rsr)
-    if rsr.get("kind") is not None:
-        expect(rsr["kind"] in KINDS, "extra.rsr.kind", "discovery, rewrite or eval", rsr["kind"])
-    if rsr.get("reward") is not None:
-        rsr["reward"] = checked_reward(rsr["reward"], "extra.rsr.reward")
-    for key in (
-        "task_id",
-        "harness",
-        "source_trajectory_id",
-        "runbook_id",
-        "job_id",
-        "content_hash",
-        *STORED_TRAJECTORY_FIELDS,
-    ):
-        if rsr.get(key) is not None:
-            expect(isinstance(rsr[key], str), f"extra.rsr.{key}", "a string", rsr[key])
-    if rsr.get("verifier_tampered") is not None:
-        expect(
-            isinstance(rsr["verifier_tampered"], bool),
-            "extra.rsr.verifier_tampered",
-            "true or false",
-            rsr["verifier_tampered"],
-        )
-    if rsr.get("changed_paths") is not None:
-        rsr["changed_paths"] = changed_paths(rsr["changed_paths"], "extra.rsr.changed_paths")
-    return rsr
+def _trajectory_id(obj: dict, minor: int) -> str:
+    """`trajectory_id`, else `session_id`; from ATIF-v1.7 on, where both are optional, else the content id."""
+    for key in ("trajectory_id", "session_id"):
+        value = obj.get(key)
+        expect(value is None or isinstance(value, str), key, "a string", value)
+    traj_id = obj.get("trajectory_id") or obj.get("session_id")
+    if not traj_id and minor >= IDS_OPTIONAL_FROM:
+        return content_id(obj)
+    expect(
+        isinstance(traj_id, str) and traj_id != "", "session_id", "a non-empty string", obj.get("session_id")
+    )
+    return traj_id
 
 
-def changed_paths(raw: Any, where: str) -> list[ChangedPath]:
-    """Validated `changed_paths` entries ({path, change, verifier_ground})."""
-    expect(isinstance(raw, list), where, "a list of {path, change, verifier_ground} objects", raw)
-    out = []
-    for i, item in enumerate(raw):
-        expect(isinstance(item, dict), f"{where}[{i}]", "an object {path, change, verifier_ground}", item)
-        expect(isinstance(item.get("path"), str), f"{where}[{i}].path", "a string", item.get("path"))
-        expect(
-            item.get("change") in ("added", "changed", "deleted"),
-            f"{where}[{i}].change",
-            "added, changed or deleted",
-            item.get("change"),
-        )
-        ground = item.get("verifier_ground", False)
-        expect(isinstance(ground, bool), f"{where}[{i}].verifier_ground", "true or false", ground)
-        out.append(ChangedPath(path=item["path"], change=item["change"], verifier_ground=ground))
-    return out
-
-
-def carried_hash(rsr: dict) -> str | None:
-    """The content hash an RSR-written file carries (`extra.rsr.content_hash`): re-reading what this tool wrote
-    is then recognised as the trajectory it already stores."""
-    value = rsr.get("content_hash")
-    return value if isinstance(value, str) and value else None
+def _kept_root(obj: dict, agent: dict) -> dict[str, Any]:
+    """Root and agent keys the store has no field for (`subagent_trajectories`, `continued_trajectory_ref`,
+    `agent.tool_definitions`, …), checked where ATIF says what they are."""
+    kept = {k: v for k, v in obj.items() if k not in ROOT_KEYS}
+    subagents = kept.get("subagent_trajectories")
+    if subagents is not None:
+        expect(isinstance(subagents, list), "subagent_trajectories", "a list of ATIF trajectories", subagents)
+        for i, sub in enumerate(subagents):
+            expect(
+                isinstance(sub, dict) and isinstance(sub.get("steps"), list),
+                f"subagent_trajectories[{i}]",
+                "an ATIF trajectory object with steps",
+                sub,
+            )
+    ref = kept.get("continued_trajectory_ref")
+    expect(ref is None or isinstance(ref, str), "continued_trajectory_ref", "a string", ref)
+    agent_kept = {k: v for k, v in agent.items() if k not in AGENT_KEYS}
+    if agent_kept:
+        kept["agent"] = agent_kept
+    return kept
 
 
 def parse_atif(obj: Any) -> tuple[Trajectory, dict]:
@@ -310,10 +371,9 @@ def parse_atif(obj: Any) -> tuple[Trajectory, dict]:
     expect(
         isinstance(obj, dict), "root", "an ATIF object with schema_version, session_id, agent and steps", obj
     )
-    check_version(obj)
+    minor = version_minor(check_version(obj))
     session_id = obj.get("session_id")
-    traj_id = obj.get("trajectory_id") or session_id
-    expect(isinstance(traj_id, str) and traj_id != "", "session_id", "a non-empty string", session_id)
+    traj_id = _trajectory_id(obj, minor or 0)
     agent = obj.get("agent")
     expect(isinstance(agent, dict), "agent", "an object {name, version, model_name}", agent)
     expect(isinstance(agent.get("name"), str), "agent.name", "a string", agent.get("name"))
@@ -326,6 +386,9 @@ def parse_atif(obj: Any) -> tuple[Trajectory, dict]:
             extra[key] = obj[key]
     if agent.get("extra"):
         extra["agent_extra"] = agent["extra"]
+    kept = _kept_root(obj, agent)
+    if kept:
+        extra["_atif"] = kept
     schema_version = rsr.get("source_schema_version", obj["schema_version"])
     if schema_version is not None:
         extra["schema_version"] = schema_version
@@ -338,7 +401,9 @@ def parse_atif(obj: Any) -> tuple[Trajectory, dict]:
         kind=rsr.get("kind") or "discovery",
         harness=canonical_harness(rsr.get("harness") or agent["name"]),
         agent_name=rsr.get("agent_name", agent["name"]),
-        agent_version=str(agent["version"]) if agent.get("version") is not None else None,
+        agent_version=rsr["agent_version"]
+        if "agent_version" in rsr
+        else (str(agent["version"]) if agent.get("version") is not None else None),
         model=rsr.get("model", agent_model),
         reward=float(rsr["reward"]) if rsr.get("reward") is not None else None,
         source_trajectory_id=rsr.get("source_trajectory_id"),

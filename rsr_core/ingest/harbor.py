@@ -104,7 +104,10 @@ def read_trial(
     traj.model = traj.model or (model_info.get("name") if isinstance(model_info, dict) else None)
     traj.started_at = result.get("started_at") or traj.started_at
     traj.finished_at = result.get("finished_at") or traj.finished_at
-    traj.exception = json.dumps(exc_info, default=str) if exc_info else None
+    if "exception" in rsr:  # written by RSR: the stored value, not harbor's rendering of it
+        traj.exception = rsr["exception"]
+    else:
+        traj.exception = json.dumps(exc_info, default=str) if exc_info else None
     traj.verifier_output = (
         read_text(test_out, root, "verifier/test-stdout.txt") if present(test_out) else None
     )

@@ -119,7 +119,7 @@ def test_archive_files_carry_the_provenance_convention(tmp_path):
     add_rewrite(store, "rw-1", 1.0, False, ["approve"], variant="1")
     export(store, "atif", tmp_path / "arch", ALL)
     doc = json.loads((tmp_path / "arch" / "sales-report" / "rw-1.atif.json").read_text())
-    assert doc["schema_version"] == "ATIF-v1.6"
+    assert doc["schema_version"] == "ATIF-v1.7"
     rsr = doc["extra"]["rsr"]
     assert {
         k: rsr[k] for k in ("task_id", "harness", "kind", "reward", "source_trajectory_id", "runbook_id")

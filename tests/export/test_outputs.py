@@ -62,7 +62,7 @@ def test_dataset_card_beside_the_output(small, tmp_path):
     export(small, "parquet", tmp_path / "data" / "train.parquet", force=True)
     assert "data_files: train.parquet" in (tmp_path / "data" / "train.card.md").read_text()
     export(small, "atif", tmp_path / "atif")
-    assert "ATIF-v1.6" in (tmp_path / "atif" / "README.md").read_text()
+    assert "ATIF-v1.7" in (tmp_path / "atif" / "README.md").read_text()
 
 
 def test_parquet_reads_with_pyarrow_and_datasets(small, tmp_path, monkeypatch):
