@@ -1,15 +1,31 @@
-"""The one place that reads RSR_* environment variables.
+"""The one place that reads configuration: RSR_* environment variables over an optional `rsr.toml`.
 
-Everything else receives a `Settings` object (or the values it needs) through its constructor.
+Everything else receives a `Settings` object (or the values it needs) through its constructor. The file is
+`rsr.toml` in the working directory, or the one `RSR_CONFIG` names; its keys are the field names below (or the
+variable names), e.g. `db_path = "runs.duckdb"`, `[image_map] debian = "rsr-base:bookworm"`,
+`[prices] gpt-4o-mini = [0.15, 0.6]`. Environment variables win over the file; an invalid value is refused with
+one line naming the variable and what was expected.
 """
 
 from __future__ import annotations
 
+import contextvars
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Annotated, Any
 
-from pydantic import BaseModel, Field
+from pydantic import AliasChoices, Field, ValidationError, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    NoDecode,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from rsr_core.errors import RsrError
 
 DEFAULT_IMAGE_MAP = {
     "debian": "rsr-base:bookworm",
@@ -17,6 +33,11 @@ DEFAULT_IMAGE_MAP = {
     "python": "rsr-base:bookworm",
     "buildpack-deps": "rsr-base:bookworm",
 }
+CONFIG_FILE = "rsr.toml"
+
+
+class SettingsError(RsrError):
+    """A configuration value is invalid (the message names the variable or key and what was expected)."""
 
 
 def _parse_image_map(text: str) -> dict[str, str]:
@@ -27,7 +48,7 @@ def _parse_image_map(text: str) -> dict[str, str]:
         if not item:
             continue
         if "=" not in item:
-            raise ValueError(f"RSR_IMAGE_MAP: entry {item!r} is not of the form 'image=local-image'")
+            raise ValueError(f"entry {item[:80]!r} is not of the form 'image=local-image'")
         key, value = item.split("=", 1)
         mapping[key.strip()] = value.strip()
     return mapping
@@ -48,62 +69,151 @@ def _parse_prices(text: str) -> dict[str, tuple[float, float]]:
             prices[model.strip()] = (float(inp), float(out))
         except ValueError:
             raise ValueError(
-                f"RSR_PRICES: entry {item[:80]!r} is not of the form 'model=input/output' "
-                "(USD per million prompt / completion tokens)"
+                f"entry {item[:80]!r} is not of the form 'model=input/output' (USD per million prompt / completion "
+                "tokens)"
             ) from None
     return prices
 
 
-class Settings(BaseModel):
-    """Runtime configuration, read once from the environment."""
+def _alias(env: str, field: str) -> Any:
+    return AliasChoices(env, field)
 
-    db_path: str = Field("data/rsr.duckdb", description="DuckDB file of the studio (RSR_DB).")
+
+class Settings(BaseSettings):
+    """Runtime configuration, read once."""
+
+    model_config = SettingsConfigDict(case_sensitive=True, extra="ignore", populate_by_name=True)
+
+    db_path: str = Field(
+        "data/rsr.duckdb",
+        validation_alias=_alias("RSR_DB", "db_path"),
+        description="DuckDB file of the studio (RSR_DB).",
+    )
     db_wait_s: float = Field(
         30.0,
         ge=0,
+        validation_alias=_alias("RSR_DB_WAIT", "db_wait_s"),
         description="Seconds a command waits for the database while another process uses it (RSR_DB_WAIT).",
     )
-    llm_base_url: str | None = Field(None, description="OpenAI-compatible endpoint (RSR_LLM_BASE_URL).")
-    api_key: str | None = Field(
-        None, description="API key for the endpoint (OPENAI_API_KEY); never displayed."
+    llm_base_url: str | None = Field(
+        None,
+        validation_alias=_alias("RSR_LLM_BASE_URL", "llm_base_url"),
+        description="OpenAI-compatible endpoint (RSR_LLM_BASE_URL).",
     )
-    model: str = Field("gpt-4o-mini", description="Default model name for every role (RSR_MODEL).")
-    planner_model: str | None = Field(None, description="Planner model override (RSR_PLANNER_MODEL).")
-    critic_model: str | None = Field(None, description="Critic model override (RSR_CRITIC_MODEL).")
-    executor_model: str | None = Field(None, description="Executor model override (RSR_EXECUTOR_MODEL).")
-    llm_timeout_s: float = Field(120.0, description="Per-request timeout in seconds (RSR_LLM_TIMEOUT).")
+    api_key: str | None = Field(
+        None,
+        validation_alias=_alias("OPENAI_API_KEY", "api_key"),
+        description="API key for the endpoint (OPENAI_API_KEY); never displayed, never stored.",
+        repr=False,
+    )
+    model: str = Field(
+        "gpt-4o-mini",
+        validation_alias=_alias("RSR_MODEL", "model"),
+        description="Default model name for every role (RSR_MODEL).",
+    )
+    planner_model: str | None = Field(
+        None,
+        validation_alias=_alias("RSR_PLANNER_MODEL", "planner_model"),
+        description="Planner model override (RSR_PLANNER_MODEL).",
+    )
+    critic_model: str | None = Field(
+        None,
+        validation_alias=_alias("RSR_CRITIC_MODEL", "critic_model"),
+        description="Critic model override (RSR_CRITIC_MODEL).",
+    )
+    executor_model: str | None = Field(
+        None,
+        validation_alias=_alias("RSR_EXECUTOR_MODEL", "executor_model"),
+        description="Executor model override (RSR_EXECUTOR_MODEL).",
+    )
+    llm_timeout_s: float = Field(
+        120.0,
+        gt=0,
+        validation_alias=_alias("RSR_LLM_TIMEOUT", "llm_timeout_s"),
+        description="Per-request timeout in seconds (RSR_LLM_TIMEOUT).",
+    )
     llm_max_retries: int = Field(
-        5, description="Retries on 429/5xx/timeouts and malformed answers (RSR_LLM_MAX_RETRIES)."
+        5,
+        ge=0,
+        validation_alias=_alias("RSR_LLM_MAX_RETRIES", "llm_max_retries"),
+        description="Retries on 429/5xx/timeouts and malformed answers (RSR_LLM_MAX_RETRIES).",
     )
     llm_max_answer_bytes: int = Field(
         1_000_000,
         gt=0,
+        validation_alias=_alias("RSR_LLM_MAX_ANSWER_BYTES", "llm_max_answer_bytes"),
         description="Longest model answer kept; longer ones are cut (RSR_LLM_MAX_ANSWER_BYTES).",
     )
-    image_map: dict[str, str] = Field(
+    image_map: Annotated[dict[str, str], NoDecode] = Field(
         default_factory=lambda: dict(DEFAULT_IMAGE_MAP),
-        description="Base images that cannot be pulled, mapped to local images (RSR_IMAGE_MAP).",
+        validation_alias=_alias("RSR_IMAGE_MAP", "image_map"),
+        description="Base images that cannot be pulled, mapped to local images (RSR_IMAGE_MAP='image=local,…').",
     )
-    base_image: str = Field("rsr-base:bookworm", description="Offline sandbox base image (RSR_BASE_IMAGE).")
-    cache_dir: Path = Field(Path.home() / ".cache" / "rsr", description="Build caches (RSR_CACHE_DIR).")
+    base_image: str = Field(
+        "rsr-base:bookworm",
+        validation_alias=_alias("RSR_BASE_IMAGE", "base_image"),
+        description="Offline sandbox base image (RSR_BASE_IMAGE).",
+    )
+    cache_dir: Path = Field(
+        Path.home() / ".cache" / "rsr",
+        validation_alias=_alias("RSR_CACHE_DIR", "cache_dir"),
+        description="Build caches (RSR_CACHE_DIR).",
+    )
     debian_mirror: str = Field(
-        "http://deb.debian.org/debian", description="Mirror for debootstrap (RSR_DEBIAN_MIRROR)."
+        "http://deb.debian.org/debian",
+        validation_alias=_alias("RSR_DEBIAN_MIRROR", "debian_mirror"),
+        description="Mirror for debootstrap (RSR_DEBIAN_MIRROR).",
     )
     allow_network: bool = Field(
-        False, description="Opt in to network for tasks that allow it (RSR_ALLOW_NETWORK)."
+        False,
+        validation_alias=_alias("RSR_ALLOW_NETWORK", "allow_network"),
+        description="Opt in to network for tasks that allow it (RSR_ALLOW_NETWORK).",
     )
-    prices: dict[str, tuple[float, float]] = Field(
+    prices: Annotated[dict[str, tuple[float, float]], NoDecode] = Field(
         default_factory=dict,
+        validation_alias=_alias("RSR_PRICES", "prices"),
         description="USD per million prompt and completion tokens, per model (RSR_PRICES='model=in/out,…'); "
         "cost is unknown for models not listed (unless the run recorded its cost).",
     )
     critic_fuzzy_threshold: float = Field(
         88.0,
+        ge=0,
+        le=100,
+        validation_alias=_alias("RSR_CRITIC_FUZZY", "critic_fuzzy_threshold"),
         description="rapidfuzz partial_ratio (0-100) at which runbook text counts as leaked (RSR_CRITIC_FUZZY).",
     )
     critic_min_literal_len: int = Field(
-        4, description="Shortest hidden literal the critic looks for (RSR_CRITIC_MIN_LITERAL)."
+        4,
+        ge=1,
+        validation_alias=_alias("RSR_CRITIC_MIN_LITERAL", "critic_min_literal_len"),
+        description="Shortest hidden literal the critic and the transfer filter look for (RSR_CRITIC_MIN_LITERAL).",
     )
+
+    @field_validator("image_map", mode="before")
+    @classmethod
+    def _image_map(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return {**DEFAULT_IMAGE_MAP, **_parse_image_map(value)}
+        if isinstance(value, dict):
+            return {**DEFAULT_IMAGE_MAP, **value}
+        return value
+
+    @field_validator("prices", mode="before")
+    @classmethod
+    def _prices(cls, value: Any) -> Any:
+        return _parse_prices(value) if isinstance(value, str) else value
+
+    @field_validator("allow_network", mode="before")
+    @classmethod
+    def _flag(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return value.strip().lower() in ("1", "true", "yes", "on")
+        return value
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _blank_is_unset(cls, value: Any) -> Any:
+        return None if isinstance(value, str) and value == "" else value
 
     def role_model(self, role: str) -> str:
         """The model name for a role (planner, critic, executor), falling back to `model`."""
@@ -115,35 +225,58 @@ class Settings(BaseModel):
         return override.get(role) or self.model
 
     @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Explicit values, then the environment (or the mapping given to `from_env`), then rsr.toml."""
+        env = _ENV.get()
+        environment = env_settings if env is None else _MappingSource(settings_cls, env)
+        source_env = os.environ if env is None else env
+        toml = Path(source_env.get("RSR_CONFIG") or CONFIG_FILE)
+        sources: list[PydanticBaseSettingsSource] = [init_settings, environment]
+        if toml.is_file():
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=toml))
+        return tuple(sources)
+
+    @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
-        """Build settings from `env` (default: the process environment)."""
-        env = os.environ if env is None else env
-        values: dict[str, object] = {}
-        simple = {
-            "RSR_DB": "db_path",
-            "RSR_DB_WAIT": "db_wait_s",
-            "RSR_LLM_BASE_URL": "llm_base_url",
-            "OPENAI_API_KEY": "api_key",
-            "RSR_MODEL": "model",
-            "RSR_PLANNER_MODEL": "planner_model",
-            "RSR_CRITIC_MODEL": "critic_model",
-            "RSR_EXECUTOR_MODEL": "executor_model",
-            "RSR_LLM_TIMEOUT": "llm_timeout_s",
-            "RSR_LLM_MAX_RETRIES": "llm_max_retries",
-            "RSR_LLM_MAX_ANSWER_BYTES": "llm_max_answer_bytes",
-            "RSR_BASE_IMAGE": "base_image",
-            "RSR_CACHE_DIR": "cache_dir",
-            "RSR_DEBIAN_MIRROR": "debian_mirror",
-            "RSR_CRITIC_FUZZY": "critic_fuzzy_threshold",
-            "RSR_CRITIC_MIN_LITERAL": "critic_min_literal_len",
-        }
-        for var, field in simple.items():
-            if env.get(var):
-                values[field] = env[var]
-        if env.get("RSR_ALLOW_NETWORK"):
-            values["allow_network"] = env["RSR_ALLOW_NETWORK"].lower() in ("1", "true", "yes")
-        if env.get("RSR_PRICES"):
-            values["prices"] = _parse_prices(env["RSR_PRICES"])
-        if env.get("RSR_IMAGE_MAP"):
-            values["image_map"] = {**DEFAULT_IMAGE_MAP, **_parse_image_map(env["RSR_IMAGE_MAP"])}
-        return cls(**values)
+        """Settings from `env` (default: the process environment) over rsr.toml; a bad value is a SettingsError."""
+        token = _ENV.set(None if env is None else {k: v for k, v in env.items() if v != ""})
+        try:
+            return cls()
+        except ValidationError as exc:
+            raise SettingsError(_explain(exc)) from None
+        finally:
+            _ENV.reset(token)
+
+
+_ENV: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar("rsr_settings_env", default=None)
+
+
+class _MappingSource(EnvSettingsSource):
+    """The environment source, reading a given mapping instead of os.environ (tests, embedding)."""
+
+    def __init__(self, settings_cls: type[BaseSettings], mapping: Mapping[str, str]):
+        self._mapping = dict(mapping)
+        super().__init__(settings_cls)
+
+    def _load_env_vars(self) -> Mapping[str, str | None]:
+        return dict(self._mapping)
+
+
+def _explain(exc: ValidationError) -> str:
+    """The first problem as one line: which variable (or rsr.toml key), what was expected, what was given."""
+    err = exc.errors()[0]
+    where = str(err["loc"][0]) if err["loc"] else "settings"
+    env, key = where, where
+    for name, info in Settings.model_fields.items():
+        choices = info.validation_alias.choices if isinstance(info.validation_alias, AliasChoices) else []
+        if where == name or where in choices:
+            env, key = str(choices[0]) if choices else name, name
+    shown = repr(err.get("input"))[:120]
+    return f"configuration {env} (`{key}` in {CONFIG_FILE}): {err['msg']}; got {shown}"

@@ -138,3 +138,41 @@ def test_a_writer_waits_for_a_holder_with_a_bounded_reported_wait(tmp_path):
     finally:
         holder.kill()
         holder.wait()
+
+
+def _run_with_tty_stderr(args: list[str]) -> tuple[int, str]:
+    """Run `rsr …` with stderr on a pseudo-terminal (as in an interactive shell); returns (status, stderr)."""
+    import pty
+
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rsr_core.cli", *args], stdout=subprocess.PIPE, stderr=follower
+    )
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            data = os.read(leader, 4096)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    proc.wait(timeout=120)
+    os.close(leader)
+    return proc.returncode, b"".join(chunks).decode(errors="replace")
+
+
+def test_ingest_and_export_show_progress_on_a_terminal_only(tmp_path):
+    db = str(tmp_path / "p.duckdb")
+    code, err = _run_with_tty_stderr(["ingest", str(ROOT / "tests" / "data" / "harbor_job"), "--db", db])
+    assert code == 0 and "ingest" in err and "file" in err and "%" in err
+    code, err = _run_with_tty_stderr(["export", "--format", "sft-jsonl", "--out", str(tmp_path / "o.jsonl"),
+                                      "--db", db, "--json"])  # fmt: skip
+    assert code == 0 and "%" not in err and "export:" not in err  # --json: quiet
+    piped = subprocess.run(
+        [sys.executable, "-m", "rsr_core.cli", "ingest", str(ROOT / "tests" / "data" / "atif"), "--db", db],
+        capture_output=True,
+        text=True,
+    )
+    assert piped.returncode == 0 and "%" not in piped.stderr  # not a terminal: no bar

@@ -41,3 +41,41 @@ def emit(args: argparse.Namespace, payload: Any, text: str | None = None) -> Non
         sys.stdout.write("\n")
     else:
         print(text)
+
+
+class TerminalProgress:
+    """A progress bar on stderr for long commands (ingest, export): shown only on a terminal and never with
+    --json, so logs and pipes stay clean. Call it with (done, total); close it when the work ends."""
+
+    def __init__(self, args: argparse.Namespace, label: str, unit: str):
+        self.enabled = sys.stderr.isatty() and not getattr(args, "json", False)
+        self.label, self.unit = label, unit
+        self._bar: Any = None
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        if self._bar is None:
+            import shutil
+
+            from tqdm import tqdm
+
+            # A terminal that reports no size (some multiplexers, a fresh pty) still gets a bar of usual width.
+            size = shutil.get_terminal_size((100, 24))
+            self._bar = tqdm(
+                total=total,
+                desc=self.label,
+                unit=self.unit,
+                file=sys.stderr,
+                leave=False,
+                ncols=size.columns,
+                nrows=size.lines,
+            )
+        self._bar.total = max(total, done)
+        self._bar.update(done - self._bar.n)
+
+    def close(self) -> None:
+        """Remove the bar."""
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None

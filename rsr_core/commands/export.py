@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from rsr_core.commands.common import add_db, add_json, emit, open_store
+from rsr_core.commands.common import TerminalProgress, add_db, add_json, emit, open_store
 from rsr_core.outputs import OutputError
 from rsr_core.vocabulary import EXPORT_FORMATS as FORMATS
 from rsr_core.vocabulary import KINDS
@@ -121,10 +121,13 @@ def export_cmd(args: argparse.Namespace, settings: Settings) -> int:
         include_scripted=args.include_scripted,
     )
     store = open_store(args, settings, read_only=True)
+    progress = TerminalProgress(args, "export", "trajectory")
     try:
-        summary = export(store, args.format, args.out, filters, force=args.force)
+        summary = export(store, args.format, args.out, filters, on_progress=progress, force=args.force)
     except OutputError as exc:
         print(f"rsr: {exc}", file=sys.stderr)
         return 1
+    finally:
+        progress.close()
     emit(args, summary.model_dump(mode="json"), describe(summary))
     return 0

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from rsr_core.commands.common import add_db, add_json, emit, open_store
+from rsr_core.commands.common import TerminalProgress, add_db, add_json, emit, open_store
 from rsr_core.vocabulary import KINDS
 
 if TYPE_CHECKING:
@@ -45,7 +45,18 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     from rsr_core.ingest.runner import ingest_paths
 
     store = open_store(args, settings)
-    report = ingest_paths(store, args.paths, harness=args.harness, kind=args.kind, workers=args.workers)
+    progress = TerminalProgress(args, "ingest", "file")
+    try:
+        report = ingest_paths(
+            store,
+            args.paths,
+            harness=args.harness,
+            kind=args.kind,
+            workers=args.workers,
+            on_progress=progress,
+        )
+    finally:
+        progress.close()
     payload = report.model_dump()
     if args.json:
         emit(args, payload)

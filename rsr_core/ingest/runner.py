@@ -293,6 +293,8 @@ def ingest_paths(
     harness: str | None = None,
     kind: str | None = None,
     workers: int | None = None,
+    on_progress: Callable[[int, int], None] | None = None,
 ) -> IngestReport:
-    """Ingest files and directories into the store; see `Ingestor`."""
-    return Ingestor(store).run([Path(p) for p in paths], harness, kind, workers)
+    """Ingest files and directories into the store; see `Ingestor`. `on_progress(done, total)` is called as
+    units are stored."""
+    return Ingestor(store, on_progress).run([Path(p) for p in paths], harness, kind, workers)
