@@ -188,10 +188,9 @@ def is_ground(path: str, kind: str, ground: Ground, fs: ContainerFS, changed: di
         return False  # never read: the tests run with a fresh PYTHONPYCACHEPREFIX
     if any(p in _HOOK_NAMES or p in ("sitecustomize.pyc", "usercustomize.pyc") for p in parts):
         return True
-    if ground.workdir != "/" and path.startswith(ground.workdir + "/"):
-        top = path[len(ground.workdir) + 1 :].split("/", 1)[0]
-        if _SHADOW.match(top):
-            return True
+    base = ground.workdir.rstrip("/") + "/"
+    if path.startswith(base) and _SHADOW.match(path[len(base) :].split("/", 1)[0]):
+        return True  # `python -m pytest` imports from the working directory first
     return _python_ground(path, kind, ground, fs)
 
 
