@@ -275,7 +275,7 @@ class JobRunner:
             elif kind == "execute":
                 traj = Trajectory(**result["trajectory"])
                 self.store.write_trajectories([traj], cur)
-                if (traj.reward or 0) >= 1.0:
+                if (traj.reward or 0) >= 1.0 and not traj.verifier_tampered:  # tampered: never verified
                     follow.append(
                         (
                             f"{job_id}/filter/{traj.trajectory_id}",

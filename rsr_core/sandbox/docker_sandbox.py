@@ -20,6 +20,7 @@ import docker
 import docker.errors
 from docker.models.containers import Container
 
+from rsr_core.errors import RsrError
 from rsr_core.sandbox.archive import tar_files
 from rsr_core.sandbox.channel import ChannelError, ShellChannel
 from rsr_core.sandbox.fs import ContainerFS
@@ -76,7 +77,7 @@ class Limits:
     cap_add: tuple[str, ...] = field(default_factory=tuple)
 
 
-class SandboxFailure(RuntimeError):
+class SandboxFailure(RsrError):
     """The sandbox stopped working under the harness (its shell, terminal or container)."""
 
 
