@@ -85,6 +85,11 @@ def fuzzy(seqs: Sequence[np.ndarray], vocabulary: Sequence[str]) -> np.ndarray:
     counts, codes = _counts(seqs)
     m, v = counts.shape
     texts = [vocabulary[c] for c in codes.tolist()]
+    # Columns in the order of the command strings, not of their codes: the sums below then add up in the same
+    # order however the commands were coded (one task alone or with all others), so stored and fresh scores
+    # are equal to the last bit.
+    by_text = sorted(range(v), key=texts.__getitem__)
+    counts, texts = counts[:, by_text], [texts[i] for i in by_text]
     present = [np.flatnonzero(row) for row in counts]
     best = np.zeros((m, v))
     if v <= FUZZY_SQUARE_LIMIT:

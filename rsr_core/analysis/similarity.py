@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
+import duckdb
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -200,3 +201,23 @@ def summary_frame(pairs: pd.DataFrame, metrics: tuple[str, ...] | list[str] = ME
                 }
             )
     return pd.DataFrame(rows, columns=["metric", "relation", "pairs", "mean", "ci_low", "ci_high"])
+
+
+def report_of(cur: duckdb.DuckDBPyConnection, metric: str, task_id: str | None = None) -> dict[str, object]:
+    """The `rsr similarity --json` payload: the stored report or stored pair scores when they are current
+    (rsr_core/analysis/similarity_refresh.py keeps them so), else every pair scored now. Both give the same
+    values to the last bit: stored pairs are read in the order `score_pairs` makes them."""
+    from rsr_core.store import analysis_queries
+    from rsr_core.store import similarity_store as stored
+
+    if not stored.available(cur):
+        pass  # a database of an older schema opened read-only: nothing stored yet
+    elif task_id is None:
+        report = stored.reports(cur, stored.overall_fingerprint(cur)).get(metric)
+        if report is not None:
+            return report
+    elif task_id not in {t for stale in stored.stale(cur) for t in stale}:
+        return summarise(stored.pairs(cur, (metric,), task_id), metric)
+    rewrites = analysis_queries.passed_rewrites(cur, task_id)
+    commands = analysis_queries.passed_rewrite_commands(cur, task_id)
+    return summarise(score_pairs(rewrites, commands, [metric]), metric)

@@ -73,13 +73,10 @@ def _fmt(value: float | None) -> str:
 
 def similarity(args: argparse.Namespace, settings: Settings) -> int:
     """Print same- vs cross-runbook similarity."""
-    from rsr_core.analysis.similarity import score_pairs, summarise
-    from rsr_core.store import analysis_queries
+    from rsr_core.analysis.similarity import report_of
 
     with open_store(args, settings, read_only=True).reading() as cur:
-        rewrites = analysis_queries.passed_rewrites(cur, args.task)
-        commands = analysis_queries.passed_rewrite_commands(cur, args.task)
-    payload = summarise(score_pairs(rewrites, commands, [args.metric]), args.metric)
+        payload = report_of(cur, args.metric, args.task)
     lines = [f"metric {args.metric}"]
     for side in ("same_runbook", "cross_runbook"):
         d = payload[side]

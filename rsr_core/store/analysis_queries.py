@@ -15,8 +15,8 @@ import pyarrow as pa
 from rsr_core.store import pipeline, queries
 
 # Rewrites that passed the verifier, of a known task; the pair population of the similarity analysis.
-_PASSED_REWRITES = """
-SELECT t.trajectory_id, t.task_id, t.runbook_id, t.source_trajectory_id, k.category
+PASSED_REWRITES_SQL = """
+SELECT t.trajectory_id, t.task_id, t.runbook_id, t.source_trajectory_id, k.category, t.content_hash
 FROM trajectories t LEFT JOIN tasks k USING (task_id)
 WHERE t.kind = 'rewrite' AND t.task_id IS NOT NULL AND rsr_solved(t.reward, t.verifier_tampered) {task_clause}
 """
@@ -32,8 +32,8 @@ def passed_rewrites(cur: duckdb.DuckDBPyConnection, task_id: str | None = None) 
     Ordered by task_id, trajectory_id (the order pairs are enumerated in).
     """
     clause, params = _task_clause(task_id)
-    sql = _PASSED_REWRITES.format(task_clause=clause) + " ORDER BY t.task_id, t.trajectory_id"
-    return cur.execute(sql, params).fetch_df()
+    sql = PASSED_REWRITES_SQL.format(task_clause=clause) + " ORDER BY t.task_id, t.trajectory_id"
+    return cur.execute(sql, params).fetch_df().drop(columns="content_hash")
 
 
 def passed_rewrite_commands(cur: duckdb.DuckDBPyConnection, task_id: str | None = None) -> pa.Table:
@@ -45,7 +45,7 @@ def passed_rewrite_commands(cur: duckdb.DuckDBPyConnection, task_id: str | None 
     clause, params = _task_clause(task_id)
     sql = (
         "SELECT c.trajectory_id, c.seq, c.command FROM commands c "
-        f"JOIN ({_PASSED_REWRITES.format(task_clause=clause)}) p USING (trajectory_id)"
+        f"JOIN ({PASSED_REWRITES_SQL.format(task_clause=clause)}) p USING (trajectory_id)"
     )
     return cur.sql(sql, params=params).to_arrow_table()
 

@@ -273,4 +273,43 @@ MIGRATIONS.append(
     )
 )
 
+MIGRATIONS.append(
+    (
+        4,
+        "stored similarity: pair scores of passed rewrites per task, with what they were computed from",
+        """
+        -- One row per task that has passed rewrites: the fingerprint of what its pair scores were computed from
+        -- (its passed rewrites' ids, content hashes and runbook ids); scores are current while it matches.
+        CREATE TABLE similarity_tasks (
+            task_id VARCHAR PRIMARY KEY,
+            fingerprint VARCHAR NOT NULL,
+            rewrites INTEGER NOT NULL,
+            pairs INTEGER NOT NULL,
+            scored_at TIMESTAMP DEFAULT current_timestamp,
+            schema_version INTEGER NOT NULL
+        );
+        -- Every unordered pair of passed rewrites of one task (trajectory_a < trajectory_b) with the five metrics.
+        CREATE TABLE similarity_pairs (
+            task_id VARCHAR NOT NULL,
+            trajectory_a VARCHAR NOT NULL,
+            trajectory_b VARCHAR NOT NULL,
+            same_runbook BOOLEAN NOT NULL,
+            exact DOUBLE NOT NULL,
+            multiset DOUBLE NOT NULL,
+            "order" DOUBLE NOT NULL,
+            fuzzy DOUBLE NOT NULL,
+            transition DOUBLE NOT NULL
+        );
+        CREATE INDEX similarity_pairs_task ON similarity_pairs(task_id);
+        -- The `rsr similarity --json` report of every metric over all tasks, for the fingerprint of all tasks.
+        CREATE TABLE similarity_reports (
+            metric VARCHAR PRIMARY KEY,
+            fingerprint VARCHAR NOT NULL,
+            report VARCHAR NOT NULL,
+            schema_version INTEGER NOT NULL
+        );
+        """,
+    )
+)
+
 LATEST_VERSION = MIGRATIONS[-1][0]

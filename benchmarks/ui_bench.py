@@ -1,0 +1,247 @@
+"""Browser benchmark of the studio at paper scale, against Streamlit's own floor measured in the same run.
+
+    .venv/bin/python benchmarks/ui_bench.py --db /path/paper.duckdb [--reps 5] [--json out.json]
+    .venv/bin/python benchmarks/ui_bench.py --corpus /path/corpus          # builds the database first
+
+A working copy of the database gets 2,000 runbook rounds with critic flags and reviews (benchmarks/ui_fixture.py);
+`streamlit run app.py` serves it and headless Debian chromium (Playwright) drives it. Every figure is the median
+of --reps repetitions, in ms from the action (or navigation start) until the run it caused has rendered and the
+DOM has rested; the floor is a one-button app's click and page load. Last, the list, a 300-step trajectory, the
+review queue and the overview are rerun while another process commits small transactions to the same file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.ui_browser import Probe, Sample, launch  # noqa: E402
+from benchmarks.ui_fixture import ROOT, Server, Writer, floor_script, prepare  # noqa: E402
+
+CLICK, LOAD = "click", "load"
+
+
+class Results:
+    """Samples by measurement name, with the kind of floor each is compared with."""
+
+    def __init__(self) -> None:
+        self.samples: dict[str, list[Sample]] = {}
+        self.kinds: dict[str, str] = {}
+
+    def add(self, name: str, kind: str, sample: Sample) -> None:
+        self.samples.setdefault(name, []).append(sample)
+        self.kinds[name] = kind
+        print(
+            f"  {name}: {sample.ms:.0f} ms, {sample.nodes} nodes, {sample.ws_bytes / 1024:.0f} KB", flush=True
+        )
+
+    def median(self, name: str) -> float:
+        return statistics.median(s.ms for s in self.samples[name])
+
+    def table(self) -> list[dict]:
+        floor = {CLICK: self.median("floor: click"), LOAD: self.median("floor: page load")}
+        rows = []
+        for name, samples in self.samples.items():
+            kind = self.kinds[name]
+            charts = max((max(s.charts) for s in samples if s.charts), default=0)
+            rows.append(
+                {
+                    "measurement": name,
+                    "kind": kind,
+                    "median_ms": round(self.median(name)),
+                    "ratio": round(self.median(name) / floor[kind], 2) if kind in floor else None,
+                    "dom_nodes": max(s.nodes for s in samples),
+                    "ws_kb": round(statistics.median(s.ws_bytes for s in samples) / 1024, 1),
+                    "largest_chart_kb": round(charts / 1024, 1) if charts else None,
+                    "runs": len(samples),
+                }
+            )
+        return rows
+
+
+def targets(db: Path) -> dict[str, str]:
+    """The trajectories the views open: the two longest of one task, the longest, one of about 300 steps."""
+    from rsr_core.store import Store
+
+    store = Store(db)
+    with store.reading() as cur:
+        longest = cur.execute(
+            "SELECT trajectory_id, n_steps FROM trajectories ORDER BY n_steps DESC LIMIT 1"
+        ).fetchone()
+        pair = cur.execute(
+            "SELECT task_id, list(trajectory_id ORDER BY n_steps DESC)[1:2] FROM trajectories "
+            "WHERE kind = 'rewrite' GROUP BY task_id ORDER BY max(n_steps) + min_by(n_steps, n_steps) DESC, "
+            "sum(n_steps) DESC LIMIT 1"
+        ).fetchone()
+        near300 = cur.execute(
+            "SELECT trajectory_id FROM trajectories ORDER BY abs(n_steps - 300), trajectory_id LIMIT 1"
+        ).fetchone()[0]
+    return {
+        "longest": longest[0],
+        "longest_steps": str(longest[1]),
+        "a": pair[1][0],
+        "b": pair[1][1],
+        "t300": near300,
+    }
+
+
+def repeat(results: Results, reps: int, name: str, kind: str, fn: Callable[[], Sample]) -> None:
+    for _ in range(reps):
+        results.add(name, kind, fn())
+
+
+def floor(browser, work: Path, results: Results, reps: int) -> None:
+    server = Server(floor_script(work)).start()
+    try:
+        probe = Probe(browser)
+        probe.load(server.url)  # the browser caches Streamlit's bundle once, as for the studio
+        for _ in range(reps):
+            results.add("floor: page load", LOAD, probe.load(server.url))
+            results.add("floor: click", CLICK, probe.click("press"))
+        probe.close()
+    finally:
+        server.stop()
+
+
+def cold_starts(browser, db: Path, results: Results, reps: int) -> None:
+    """The first page after `streamlit run` (nothing imported, nothing cached), and Similarity's first visit."""
+    for path, name in (
+        ("", "overview: first page after start (cold)"),
+        ("similarity", "similarity: first visit (cold)"),
+    ):
+        for _ in range(reps):
+            server = Server(ROOT / "app.py", {"RSR_DB": str(db)}).start()
+            try:
+                probe = Probe(browser)
+                results.add(name, LOAD, probe.load(f"{server.url}/{path}"))
+                probe.close()
+            finally:
+                server.stop()
+
+
+def studio(browser, url: str, t: dict[str, str], results: Results, reps: int) -> None:
+    probe = Probe(browser)
+    probe.load(url)
+    for page in ("", "trajectories", "diff", "runbooks", "rewrite", "similarity", "export"):
+        repeat(
+            results, reps, f"page load: {page or 'overview'}", LOAD, lambda p=page: probe.load(f"{url}/{p}")
+        )
+    # The list.
+    for _ in range(reps):
+        probe.load(f"{url}/trajectories")
+        results.add("list: search", CLICK, probe.type_enter("f_search", "pytest"))
+        results.add("list: filter (kind)", CLICK, probe.choose("f_kind", "rewrite"))
+        results.add("list: next page", CLICK, probe.click("list_page", "[data-testid='stNumberInputStepUp']"))
+        results.add("list: sort (steps)", CLICK, probe.choose("list_sort", "steps"))
+    # One trajectory, two side by side.
+    mid = int(t["longest_steps"]) // 2
+    repeat(results, reps, f"deep link: step {mid} of the longest ({t['longest_steps']} steps)", LOAD,
+           lambda: probe.load(f"{url}/trajectories?trajectory={t['longest']}&step={mid}"))  # fmt: skip
+    for _ in range(reps):
+        results.add(
+            "side by side: open (two longest)",
+            LOAD,
+            probe.load(f"{url}/trajectories?compare={t['a']},{t['b']}"),
+        )
+        results.add("side by side: next turns page", CLICK, probe.click(f"turns_page_{t['a']}_{t['b']}", "[data-testid='stNumberInputStepUp']"))  # fmt: skip
+    # The review queue.
+    for _ in range(reps):
+        probe.load(f"{url}/runbooks")
+        results.add("review: next pending", CLICK, probe.click("rb_next_btn"))
+        page = probe.page
+        page.locator("[class*='st-key-reviewer_rb'] input").fill("bench")
+        page.locator("[class*='st-key-reason_rb'] input").fill("generic")
+        approve = page.locator("[class*='st-key-FormSubmitter-review_rb'][class*='-approve-'] button")
+        results.add("review: record a review", CLICK, probe.act(approve.click))
+    repeat(results, reps, "review: queue load", LOAD, lambda: probe.load(f"{url}/runbooks"))
+    # Similarity.
+    for _ in range(reps):
+        results.add("similarity: visit (warm)", LOAD, probe.load(f"{url}/similarity"))
+        results.add("similarity: metric fuzzy", CLICK, probe.choose("sim_metric", "fuzzy"))
+        results.add("similarity: metric multiset", CLICK, probe.choose("sim_metric", "multiset"))
+        results.add(
+            "similarity: shape violin", CLICK, probe.act(probe.key("sim_shape").get_by_text("violin").click)
+        )
+    probe.close()
+
+
+def under_writes(
+    browser, url: str, db: Path, t: dict[str, str], results: Results, reps: int, pause: float
+) -> str:
+    """Reruns of four views, first with nothing writing, then while another process commits."""
+    views = {
+        "list": f"{url}/trajectories",
+        "300-step trajectory": f"{url}/trajectories?trajectory={t['t300']}",
+        "review queue": f"{url}/runbooks",
+        "overview": f"{url}/",
+    }
+    probe = Probe(browser)
+    for label, view in views.items():
+        probe.load(view)
+        repeat(results, reps, f"rerun, idle database: {label}", CLICK, probe.rerun)
+    with Writer(db, pause) as writer:
+        for label, view in views.items():
+            probe.load(view)
+            repeat(results, reps, f"rerun while a process writes: {label}", "write", probe.rerun)
+        commits = writer.commits()
+    probe.close()
+    return commits
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--db", type=Path, help="a paper-scale database to copy (not written)")
+    parser.add_argument("--corpus", type=Path, help="build the database from this generated corpus")
+    parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--cold-reps", type=int, default=3)
+    parser.add_argument("--runbooks", type=int, default=2000)
+    parser.add_argument("--writer-pause", type=float, default=0.25)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    results = Results()
+    with tempfile.TemporaryDirectory(prefix="rsr-ui-bench-") as tmp, sync_playwright() as pw:
+        work = Path(tmp)
+        db, added = prepare(args.db, args.corpus, work, args.runbooks)
+        print(f"database {db}: added {added}", flush=True)
+        t = targets(db)
+        browser = launch(pw)
+        floor(browser, work, results, args.reps)
+        cold_starts(browser, db, results, args.cold_reps)
+        server = Server(ROOT / "app.py", {"RSR_DB": str(db)}).start()
+        try:
+            studio(browser, server.url, t, results, args.reps)
+            commits = under_writes(browser, server.url, db, t, results, args.reps, args.writer_pause)
+        finally:
+            server.stop()
+        browser.close()
+    rows = results.table()
+    report = {"targets": t, "queue": added, "writer": commits, "rows": rows}
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=1))
+    print(markdown(rows))
+
+
+def markdown(rows: list[dict]) -> str:
+    out = ["| measurement | median ms | × floor | DOM nodes | websocket KB | largest chart KB |", "| --- | ---: | ---: | ---: | ---: | ---: |"]  # fmt: skip
+    for r in rows:
+        ratio = "" if r["ratio"] is None else f"{r['ratio']:.2f}"
+        chart = "" if r["largest_chart_kb"] is None else f"{r['largest_chart_kb']:.0f}"
+        out.append(
+            f"| {r['measurement']} | {r['median_ms']} | {ratio} | {r['dom_nodes']:,} | {r['ws_kb']:.0f} | {chart} |"
+        )
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    main()

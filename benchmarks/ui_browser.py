@@ -1,0 +1,144 @@
+"""Timing Streamlit in a real browser: an action, then the script run it caused, then the DOM at rest.
+
+A MutationObserver (installed before any page script) records the time of the last DOM change and counts the
+app's script runs (`data-test-script-state` of `stApp` going from running to notRunning). An action's time is
+from the action until the last DOM change once the run it caused has finished and nothing changed for QUIET_MS;
+a page load's is from navigation start. Bytes received on the app's websocket are counted per action, and the
+plotly figures sent are measured by decoding their JSON out of those frames.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+QUIET_MS = 400
+TIMEOUT_S = 120
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", "--no-first-run"]  # fmt: skip
+OBSERVER = """
+(() => {
+  const r = window.__rsr = {last: performance.now(), runs: 0, state: null};
+  new MutationObserver(() => {
+    r.last = performance.now();
+    const app = document.querySelector('[data-testid="stApp"]');
+    const s = app ? app.getAttribute('data-test-script-state') : null;
+    if (s !== r.state) {
+      if (s === 'notRunning' && r.state !== null) r.runs++;
+      r.state = s;
+    }
+  }).observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
+})();
+"""
+_STATE = "() => [window.__rsr.runs, window.__rsr.state, window.__rsr.last, performance.now()]"
+_NODES = "() => document.getElementsByTagName('*').length"
+
+
+@dataclass
+class Sample:
+    """One timed action."""
+
+    ms: float
+    nodes: int
+    ws_bytes: int
+    charts: list[int] = field(default_factory=list)
+
+
+class Probe:
+    """A Playwright page with the observer installed and its websocket traffic counted."""
+
+    def __init__(self, browser):
+        self.context = browser.new_context(viewport={"width": 1500, "height": 1100})
+        self.context.add_init_script(OBSERVER)
+        self.page = self.context.new_page()
+        self.frames: list[bytes | str] = []
+        self.page.on("websocket", lambda ws: ws.on("framereceived", self._frame))
+
+    def _frame(self, payload: bytes | str) -> None:
+        self.frames.append(payload)
+
+    def close(self) -> None:
+        self.context.close()
+
+    def _settle(self, runs_before: int, since: float) -> float:
+        """Wait for a run to finish after `runs_before` and the DOM to rest; ms from `since` (page clock)."""
+        deadline = time.monotonic() + TIMEOUT_S
+        while time.monotonic() < deadline:
+            runs, state, last, now = self.page.evaluate(_STATE)
+            if runs > runs_before and state == "notRunning" and now - last >= QUIET_MS:
+                return last - since
+            self.page.wait_for_timeout(25)
+        raise TimeoutError("the app did not settle")
+
+    def _sample(self, ms: float) -> Sample:
+        frames, self.frames = self.frames, []
+        size = sum(len(f) for f in frames)
+        return Sample(ms, self.page.evaluate(_NODES), size, chart_sizes(frames))
+
+    def load(self, url: str, wait_text: str | None = None) -> Sample:
+        """Navigate and time until the page's first run has rendered and rested (from navigation start)."""
+        self.frames = []
+        self.page.goto(url, wait_until="commit")
+        self.page.wait_for_function("() => window.__rsr !== undefined")
+        ms = self._settle(0, 0.0)
+        if wait_text:
+            self.page.get_by_text(wait_text, exact=False).first.wait_for(timeout=TIMEOUT_S * 1000)
+        return self._sample(ms)
+
+    def act(self, action: Callable[[], None]) -> Sample:
+        """Run `action` (a click, a key press) and time the rerun it causes."""
+        runs, _, _, _ = self.page.evaluate(_STATE)
+        self.frames = []
+        since = self.page.evaluate("() => performance.now()")
+        action()
+        return self._sample(self._settle(runs, since))
+
+    # -- widgets by their Streamlit key --------------------------------------------------------------
+    def key(self, key: str):
+        return self.page.locator(f".st-key-{key}")
+
+    def choose(self, key: str, option: str) -> Sample:
+        """Pick `option` in the selectbox `key` (the time starts at the click on the option)."""
+        self.key(key).get_by_role("combobox").click()
+        item = self.page.get_by_role("option", name=option, exact=True)
+        item.wait_for()
+        return self.act(item.click)
+
+    def type_enter(self, key: str, text: str) -> Sample:
+        box = self.key(key).locator("input")
+        box.fill(text)
+        return self.act(lambda: box.press("Enter"))
+
+    def click(self, key: str, selector: str = "button") -> Sample:
+        return self.act(self.key(key).locator(selector).first.click)
+
+    def rerun(self) -> Sample:
+        """Rerun the page as the R key does (nothing changed on the page; the data may have)."""
+        self.page.locator("h1").first.click()
+        return self.act(lambda: self.page.keyboard.press("r"))
+
+
+def chart_sizes(frames: list[bytes | str]) -> list[int]:
+    """Sizes in bytes of the plotly figures (`{"data": …}` JSON) in websocket frames."""
+    sizes = []
+    decoder = json.JSONDecoder()
+    for frame in frames:
+        text = frame.decode("utf-8", "replace") if isinstance(frame, bytes) else frame
+        pos = text.find('{"data":')
+        while pos >= 0:
+            try:
+                _, end = decoder.raw_decode(text, pos)
+            except ValueError:
+                end = pos + 8
+            else:
+                sizes.append(len(text[pos:end].encode()))
+            pos = text.find('{"data":', end)
+    return sizes
+
+
+def launch(playwright):
+    """Debian's chromium, headless (never a downloaded browser)."""
+    return playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)

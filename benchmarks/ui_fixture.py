@@ -1,0 +1,224 @@
+"""What the browser benchmark runs against: the paper-scale database (built or reused) with a review queue added
+through the store's own functions, a minimal one-button Streamlit app (the floor), a `streamlit run` server,
+and a process that keeps writing to the database."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+REVIEWERS = ("alice", "bob", "carol")
+FLAG_KINDS = ("verifier_leak", "solution_leak", "harness_syntax")
+FLOOR_APP = """import streamlit as st
+
+st.title("floor")
+if st.button("press", key="press"):
+    st.write("pressed")
+"""
+
+
+def build_database(corpus: Path, out: Path) -> None:
+    """`rsr ingest` of a generated corpus (benchmarks/generate.py). Task dirs from a generator that wrote no
+    verifier script are copied with a stub `tests/test.sh`, since `rsr ingest` refuses a task without one."""
+    tasks = corpus / "tasks"
+    with tempfile.TemporaryDirectory() as tmp:
+        if any(not (d / "tests" / "test.sh").exists() for d in tasks.iterdir() if d.is_dir()):
+            copy = Path(tmp) / "tasks"
+            shutil.copytree(tasks, copy)
+            for d in copy.iterdir():
+                (d / "tests").mkdir(exist_ok=True)
+                script = d / "tests" / "test.sh"
+                if not script.exists():
+                    script.write_text("#!/bin/sh\necho 1 > /logs/verifier/reward.txt\n")
+            tasks = copy
+        rsr = [str(Path(sys.executable).parent / "rsr")]
+        subprocess.run(
+            [*rsr, "ingest", str(corpus / "jobs"), "--db", str(out)], check=True, stdout=subprocess.DEVNULL
+        )
+        subprocess.run([*rsr, "ingest", str(tasks), "--db", str(out)], check=True, stdout=subprocess.DEVNULL)
+
+
+def add_review_queue(db: Path, runbooks: int = 2000, seed: int = 0) -> dict[str, int]:
+    """Runbook rounds of a human-gated job for solved discovery runs: critic verdicts (some rejected), one to
+    three critic flags on about half of them with spans in the runbook text, and reviews on about a quarter."""
+    import random
+
+    from rsr_core.models import CriticFlag, Review, Runbook
+    from rsr_core.store import Store, jobs, pipeline
+
+    rng = random.Random(seed)
+    store = Store(db)
+    with store.reading() as cur:
+        sources = cur.execute(
+            "SELECT trajectory_id, task_id FROM trajectories WHERE kind = 'discovery' AND reward >= 1 "
+            "ORDER BY trajectory_id LIMIT ?",
+            [runbooks],
+        ).fetchall()
+        if cur.execute("SELECT count(*) FROM runbooks WHERE job_id = 'bench-review'").fetchone()[0]:
+            return {"runbooks": 0, "flags": 0, "reviews": 0}
+    counts = {"runbooks": 0, "flags": 0, "reviews": 0}
+    with store.transaction() as cur:
+        jobs.create_job(cur, "bench-review", {"gate": "human", "k": 4, "m": 4}, scripted=False)
+        for i in range(runbooks):
+            source, task = sources[i % len(sources)]
+            rb = Runbook(
+                runbook_id=f"rb-bench-{i:05d}",
+                lineage_id=f"lin-bench-{i:05d}",
+                source_trajectory_id=source,
+                task_id=task,
+                job_id="bench-review",
+                variant=i % 4,
+                target_end_state=f"The service in /app answers on port {8000 + i % 50} with the expected report.",
+                key_milestones=[
+                    f"inspect the inputs under /app/data/{i % 7}",
+                    "write the transformation",
+                    "run it",
+                ],
+                useful_checks=["ls -la /app", "python3 -m pytest -q tests/ (never available at inference)"],
+                recovery_strategies=["if the parser fails, print the offending line and fix the format"],
+                pitfalls=["do not hard-code the expected values", "phase: verify before claiming completion"],
+                prompt_version="planner_v1",
+                model="bench-planner",
+                critic_verdict="reject" if i % 9 == 0 else "pass",
+            )
+            pipeline.insert_runbook(cur, rb)
+            counts["runbooks"] += 1
+            text = rb.text()
+            flags = []
+            for k in range(rng.choice((0, 0, 1, 2, 3))):
+                start = rng.randrange(0, max(1, len(text) - 40))
+                flags.append(
+                    CriticFlag(
+                        runbook_id=rb.runbook_id,
+                        stage="deterministic",
+                        kind=FLAG_KINDS[k % 3],
+                        score=round(rng.uniform(0.88, 1.0), 2),
+                        span_start=start,
+                        span_end=start + 30,
+                        evidence=text[start : start + 30],
+                        matched_text=text[start : start + 30],
+                        matched_path="tests/test_outputs.py",
+                        reason="matches hidden test text",
+                    )
+                )
+            pipeline.insert_flags(cur, flags)
+            counts["flags"] += len(flags)
+            if rb.critic_verdict == "pass" and rng.random() < 0.25:
+                decision = "approve" if rng.random() < 0.7 else "reject"
+                pipeline.insert_review(
+                    cur, Review(runbook_id=rb.runbook_id, decision=decision, reviewer=rng.choice(REVIEWERS))
+                )
+                counts["reviews"] += 1
+    return counts
+
+
+def prepare(base: Path | None, corpus: Path | None, work: Path, runbooks: int) -> tuple[Path, dict[str, int]]:
+    """A working copy of the paper-scale database (built from `corpus` when no `base` exists) with the queue."""
+    db = work / "paper.duckdb"
+    if base is None or not base.exists():
+        if corpus is None:
+            raise SystemExit("no database to reuse and no corpus to build one from (--db / --corpus)")
+        base = work / "built.duckdb"
+        build_database(corpus, base)
+    shutil.copy(base, db)
+    return db, add_review_queue(db, runbooks)
+
+
+def free_port() -> int:
+    """A TCP port nobody listens on."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """`streamlit run SCRIPT` on a free port, stopped (its process group) on `stop()`."""
+
+    def __init__(self, script: Path, env: dict[str, str] | None = None):
+        self.script, self.env = script, env or {}
+        self.proc: subprocess.Popen | None = None
+        self.url = ""
+
+    def start(self) -> Server:
+        port = free_port()
+        env = {**os.environ, **self.env}
+        env.pop("RSR_LLM_BASE_URL", None)
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "streamlit",
+                "run",
+                str(self.script),
+                "--server.port",
+                str(port),
+                "--server.headless",
+                "true",
+                "--browser.gatherUsageStats",
+                "false",
+            ],  # fmt: skip
+            env=env,
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        self.url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2)
+                return self
+            except OSError:
+                time.sleep(0.2)
+        raise RuntimeError(f"streamlit did not start: {self.script}")
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            os.killpg(self.proc.pid, 15)
+            self.proc.wait(20)
+            self.proc = None
+
+
+def floor_script(work: Path) -> Path:
+    """The minimal app the studio is compared with."""
+    path = work / "floor_app.py"
+    path.write_text(FLOOR_APP)
+    return path
+
+
+class Writer:
+    """Another process committing small transactions to the database (python -m benchmarks.ui_writer)."""
+
+    def __init__(self, db: Path, pause_s: float):
+        self.db, self.pause_s = db, pause_s
+        self.proc: subprocess.Popen | None = None
+        self.log = db.parent / "writer.log"
+
+    def __enter__(self) -> Writer:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "benchmarks.ui_writer", str(self.db), "--pause", str(self.pause_s)],
+            cwd=ROOT,
+            stdout=self.log.open("w"),
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        time.sleep(2)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self.proc is not None
+        self.proc.terminate()
+        self.proc.wait(30)
+
+    def commits(self) -> str:
+        lines = self.log.read_text().strip().splitlines()
+        return lines[-1] if lines else ""
