@@ -18,9 +18,9 @@ sys.path.insert(0, str(ROOT))
 
 from rsr_core.harness import Terminus2Harness  # noqa: E402
 from rsr_core.ingest.tasks import content_hash, read_harbor_task  # noqa: E402
+from rsr_core.jobs.runner import JobRunner  # noqa: E402
 from rsr_core.llm.client import LLMClient  # noqa: E402
 from rsr_core.llm.scripted_server import ScriptedServer  # noqa: E402
-from rsr_core.rewrite.runner import JobRunner  # noqa: E402
 from rsr_core.rewrite.units import RewriteParams  # noqa: E402
 from rsr_core.sandbox.engine import docker_client  # noqa: E402
 from rsr_core.sandbox.provider import DockerSandboxProvider  # noqa: E402

@@ -13,7 +13,7 @@ import contextvars
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import AliasChoices, Field, ValidationError, field_validator
 from pydantic_settings import (
@@ -174,6 +174,24 @@ class Settings(BaseSettings):
         validation_alias=_alias("RSR_PRICES", "prices"),
         description="USD per million prompt and completion tokens, per model (RSR_PRICES='model=in/out,…'); "
         "cost is unknown for models not listed (unless the run recorded its cost).",
+    )
+    backend: Literal["threads", "ray"] = Field(
+        "threads",
+        validation_alias=_alias("RSR_BACKEND", "backend"),
+        description="Where job units run: threads of the driver, or Ray tasks on a cluster (RSR_BACKEND).",
+    )
+    ray_address: str | None = Field(
+        None,
+        validation_alias=_alias("RSR_RAY_ADDRESS", "ray_address"),
+        description="Ray cluster to run units on (RSR_RAY_ADDRESS: 'auto', 'host:port', 'ray://…'); unset: a "
+        "local Ray instance.",
+    )
+    llm_max_concurrency: int | None = Field(
+        None,
+        gt=0,
+        validation_alias=_alias("RSR_LLM_MAX_CONCURRENCY", "llm_max_concurrency"),
+        description="Most requests to the model endpoint at once, across the whole cluster "
+        "(RSR_LLM_MAX_CONCURRENCY); unset: no cap.",
     )
     critic_fuzzy_threshold: float = Field(
         88.0,

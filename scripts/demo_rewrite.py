@@ -16,8 +16,8 @@ from typing import Any
 
 from rsr_core.harness.trial_dir import write_job_result, write_trial
 from rsr_core.ingest.runner import ingest_paths
+from rsr_core.jobs.runner import JobRunner
 from rsr_core.models import Review
-from rsr_core.rewrite.runner import JobRunner
 from rsr_core.rewrite.units import RewriteParams
 from rsr_core.store import Store
 from rsr_core.store import pipeline as pipeline_sql

@@ -6,9 +6,11 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rsr_core.commands.common import add_db, add_json
+from rsr_core.commands.jobrun import add_backend_args, make_runner
+from rsr_core.vocabulary import HARNESS_NAMES
 
 if TYPE_CHECKING:
     from rsr_core.settings import Settings
@@ -18,19 +20,26 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add the commands."""
     p = sub.add_parser(
         "discover",
-        help="run a discovery harness on a task and store the runs",
-        description="Run terminus-2, rsrt or statem on a task in fresh Docker sandboxes against "
-        "the configured model endpoint; every run is verified with the hidden tests and stored as a "
-        "discovery trajectory (and written as a harbor job dir under --out).",
+        help="run discovery harnesses on tasks and store the runs (one resumable job)",
+        description="Run terminus-2, rsrt or statem on tasks in fresh Docker sandboxes against the configured "
+        "model endpoint, as one job of tasks x harnesses x runs (resumable with `rsr jobs resume`); every run "
+        "is verified with the hidden tests and stored as a discovery trajectory, and written as a harbor job "
+        "dir per task and harness under --out.",
     )
-    p.add_argument("--task", required=True, metavar="DIR_OR_ID", help="task directory or stored task id")
     p.add_argument(
-        "--harness", required=True, choices=["terminus-2", "rsrt", "statem"], help="discovery harness"
+        "--task", required=True, action="append", metavar="DIR_OR_ID", help="task directory or stored task id"
     )
-    p.add_argument("--runs", type=int, default=1, help="runs (default 1)")
+    p.add_argument(
+        "--harness", required=True, action="append", choices=list(HARNESS_NAMES), help="discovery harness"
+    )
+    p.add_argument("--runs", type=int, default=1, help="runs per task and harness (default 1)")
     p.add_argument("--model", help="model name (default: $RSR_MODEL)")
     p.add_argument("--max-turns", type=int, default=30, help="model calls per run (default 30)")
     p.add_argument("--out", default="data/runs", help="where to write harbor job dirs (default data/runs)")
+    p.add_argument(
+        "--force", action="store_true", help="replace a job dir of the same name (an earlier output)"
+    )
+    add_backend_args(p, "runs at once")
     add_db(p)
     add_json(p)
     p.set_defaults(handler=discover)
@@ -53,52 +62,64 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.set_defaults(handler=serve_scripted)
 
 
-def discover(args: argparse.Namespace, settings: Settings) -> int:
-    """Run and print one line (or JSON object) per run."""
-    from rsr_core.harness.discover import TaskNotFound, resolve_task, run_discovery
-    from rsr_core.services import Services
+def _show(args: argparse.Namespace, s: Any) -> None:
+    if args.json:
+        print(json.dumps(s.model_dump()), flush=True)
+    elif s.trajectory_id is None:
+        print(f"run {s.run}: {s.task_id} {s.harness} failed to run: {s.error}", flush=True)
+    else:
+        reward = "none" if s.reward is None else f"{s.reward:g}"
+        flags = " verifier_tampered" if s.verifier_tampered else ""
+        why = f" ({s.error})" if s.error else ""
+        print(
+            f"run {s.run}: {s.task_id} {s.harness} reward={reward}{flags} turns={s.turns} "
+            f"{s.stop_reason}{why} ({s.seconds:.1f}s) {s.trajectory_id}",
+            flush=True,
+        )
 
-    if args.db:
-        settings = settings.model_copy(update={"db_path": args.db})
-    services = Services(settings)
+
+def discover(args: argparse.Namespace, settings: Settings) -> int:
+    """Run the job and print one line (or JSON object) per run as it ends; write the harbor job dirs."""
+    from rsr_core.commands.common import open_store
+    from rsr_core.harness.discover import TaskNotFound, resolve_task, summary_of, write_job_dirs
+    from rsr_core.jobs.discovery import DiscoverParams
+
+    store = open_store(args, settings)
     try:
-        task = resolve_task(services.store, args.task)
+        tasks = [resolve_task(store, ref) for ref in args.task]
     except TaskNotFound as exc:
         print(f"rsr: {exc}", file=sys.stderr)
         return 1
-    model = args.model or settings.model
-
-    def show(s):
-        if args.json:
-            print(json.dumps(s.model_dump()), flush=True)
-        elif s.trajectory_id is None:
-            print(f"run {s.run}: {s.task_id} {s.harness} failed to run: {s.error}", flush=True)
-        else:
-            reward = "none" if s.reward is None else f"{s.reward:g}"
-            flags = " verifier_tampered" if s.verifier_tampered else ""
-            why = f" ({s.error})" if s.error else ""
-            print(
-                f"run {s.run}: {s.task_id} {s.harness} reward={reward}{flags} turns={s.turns} "
-                f"{s.stop_reason}{why} ({s.seconds:.1f}s) {s.trajectory_id}",
-                flush=True,
-            )
-
-    summaries = run_discovery(
-        services.store,
-        services.llm,
-        services.sandboxes,
-        task,
-        args.harness,
-        model,
-        args.runs,
-        args.max_turns,
-        Path(args.out) if args.out else None,
-        on_run=show,
+    params = DiscoverParams(
+        tasks=list(dict.fromkeys(t.task_id for t in tasks)),
+        harnesses=list(dict.fromkeys(args.harness)),
+        runs=args.runs,
+        model=args.model or settings.model,
+        max_turns=args.max_turns,
+        statem_state_dir=str(settings.cache_dir / "statem"),
     )
-    failed = [s.run for s in summaries if s.trajectory_id is None]
-    if failed:
-        print(f"rsr: {len(failed)} of {len(summaries)} run(s) failed to run: {failed}", file=sys.stderr)
-    return 1 if failed else 0
+    summaries = []
+
+    def on_unit(unit: dict, result: dict | None, error: str | None) -> None:
+        summary = summary_of(unit, result, error, params.model)
+        summaries.append(summary)
+        _show(args, summary)
+
+    services, runner = make_runner(args, settings, on_unit=on_unit)
+    job_id = runner.create_discovery(params)
+    sys.stderr.write(f"job {job_id} started (units on {runner.backend.where()})\n")
+    status = runner.run(job_id)
+    if args.out:
+        for path in write_job_dirs(services.store, job_id, Path(args.out), force=args.force):
+            sys.stderr.write(f"wrote {path}\n")
+    failed = sorted(s.run for s in summaries if s.trajectory_id is None)
+    if failed or status != "done":
+        print(
+            f"rsr: job {job_id} {status}; {len(failed)} of {len(summaries)} run(s) failed to run",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
 
 
 def serve_scripted(args: argparse.Namespace, settings: Settings) -> int:

@@ -5,17 +5,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import sys
 from typing import TYPE_CHECKING
 
 from rsr_core.commands.common import add_db, add_json, emit, open_store
+from rsr_core.commands.jobrun import add_backend_args, make_runner
 
 if TYPE_CHECKING:
     from rsr_core.settings import Settings
-
-
-JOB_DB_WAIT_S = 600.0
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -41,7 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         default="critic",
         help="critic: approved runbooks run at once; human: they wait for `rsr review approve`",
     )
-    p.add_argument("--workers", type=int, default=1, help="units run at once (default 1)")
+    add_backend_args(p)
     p.add_argument(
         "--temperature", type=float, default=0.7, help="Planner and Executor temperature (default 0.7)"
     )
@@ -54,7 +51,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_json(p)
     p.set_defaults(handler=rewrite)
 
-    j = sub.add_parser("jobs", help="rewrite jobs: list, show, cancel, resume", description="Rewrite jobs.")
+    j = sub.add_parser(
+        "jobs",
+        help="rewrite and discovery jobs: list, show, cancel, resume",
+        description="Rewrite and discovery jobs.",
+    )
     js = j.add_subparsers(dest="jobs_command", metavar="WHAT", required=True)
     for name, help_text in (
         ("list", "list jobs with their unit counts"),
@@ -66,7 +67,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         if name != "list":
             c.add_argument("job_id", metavar="JOB_ID", help="job id as printed by `rsr jobs list`")
         if name == "resume":
-            c.add_argument("--workers", type=int, default=1, help="units run at once (default 1)")
+            add_backend_args(c)
         add_db(c)
         add_json(c)
         c.set_defaults(
@@ -94,49 +95,6 @@ def register(sub: argparse._SubParsersAction) -> None:
         c.set_defaults(handler=review, decision=decision)
 
 
-def _progress_printer(json_mode: bool):
-    tty = sys.stderr.isatty()
-
-    def show(job_id: str, counts: dict[str, dict[str, int]]) -> None:
-        total = sum(sum(v.values()) for v in counts.values())
-        done = sum(v.get("done", 0) for v in counts.values())
-        failed = sum(v.get("failed", 0) for v in counts.values())
-        bar = "#" * (20 * done // total if total else 0)
-        parts = " ".join(f"{k} {v.get('done', 0)}/{sum(v.values())}" for k, v in counts.items() if v)
-        line = f"{job_id} [{bar:<20}] {done}/{total} units, {failed} failed  {parts}"
-        sys.stderr.write(("\r" + line) if tty else line + "\n")
-        sys.stderr.flush()
-
-    return show
-
-
-def _runner(args: argparse.Namespace, settings: Settings):
-    from rsr_core.rewrite.runner import JobRunner
-    from rsr_core.sandbox.docker_sandbox import gc_containers
-    from rsr_core.services import Services
-
-    # A job's writer outlasts long reads of others (an export, the similarity scoring) rather than losing a result.
-    settings = settings.model_copy(update={"db_path": args.db or settings.db_path})
-    services = Services(settings, db_wait_s=max(settings.db_wait_s, JOB_DB_WAIT_S))
-    runner = JobRunner(
-        services.store,
-        services.llm,
-        services.sandboxes,
-        workers=args.workers,
-        on_progress=_progress_printer(args.json),
-        gc=lambda job: gc_containers(services.docker, job_id=job),
-    )
-
-    def cancel(signum, frame):
-        sys.stderr.write(f"\nrsr: signal {signum}: cancelling after the units in flight\n")
-        runner.cancel_event.set()
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-
-    signal.signal(signal.SIGTERM, cancel)
-    signal.signal(signal.SIGINT, cancel)
-    return services, runner
-
-
 def _report(
     args: argparse.Namespace, services, job_id: str, status: str, requeued: dict | None = None
 ) -> int:
@@ -161,10 +119,10 @@ def _report(
 
 def rewrite(args: argparse.Namespace, settings: Settings) -> int:
     """Create and run a job."""
-    from rsr_core.rewrite.runner import JobError
+    from rsr_core.jobs.runner import JobError
     from rsr_core.rewrite.units import RewriteParams
 
-    services, runner = _runner(args, settings)
+    services, runner = make_runner(args, settings)
     params = RewriteParams.from_settings(
         settings,
         tasks=args.task,
@@ -184,15 +142,15 @@ def rewrite(args: argparse.Namespace, settings: Settings) -> int:
     except JobError as exc:
         print(f"rsr: {exc}", file=sys.stderr)
         return 1
-    sys.stderr.write(f"job {job_id} started (pid {os.getpid()})\n")
+    sys.stderr.write(f"job {job_id} started (pid {os.getpid()}; units on {runner.backend.where()})\n")
     return _report(args, services, job_id, runner.run(job_id))
 
 
 def jobs_resume(args: argparse.Namespace, settings: Settings) -> int:
     """Resume a job in this process."""
-    from rsr_core.rewrite.runner import JobError
+    from rsr_core.jobs.runner import JobError
 
-    services, runner = _runner(args, settings)
+    services, runner = make_runner(args, settings)
     try:
         status = runner.resume(args.job_id, on_requeued=_say_requeued)
     except JobError as exc:
@@ -258,7 +216,7 @@ def _failure_lines(failures: list[dict]) -> list[str]:
 def jobs_cancel(args: argparse.Namespace, settings: Settings) -> int:
     """Cancel a job: its runner, wherever it runs, sees the request and stops after the units in flight; a job
     nobody runs is marked cancelled at once. No process is signalled."""
-    from rsr_core.rewrite.runner import runner_alive
+    from rsr_core.jobs.runner import runner_alive
     from rsr_core.store import jobs as jobs_sql
 
     with open_store(args, settings).transaction() as cur:

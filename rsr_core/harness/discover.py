@@ -6,6 +6,7 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -147,3 +148,77 @@ def run_discovery(
     if job_dir is not None:
         write_job_result(job_dir, trajs)
     return summaries
+
+
+def summary_of(
+    unit: dict[str, Any], result: dict[str, Any] | None, error: str | None, model: str
+) -> RunSummary:
+    """What `rsr discover` prints for a finished `discover` unit (or one that failed to run)."""
+    p = unit["payload"]
+    if result is None:
+        return RunSummary(
+            run=p["run"],
+            trajectory_id=None,
+            task_id=p["task_id"],
+            harness=p["harness"],
+            model=model,
+            reward=None,
+            turns=0,
+            claimed=False,
+            stop_reason="failed",
+            error=" ".join((error or "").split())[:500],
+            seconds=0.0,
+        )
+    traj = result["trajectory"]
+    stop = result["stop_reason"]
+    return RunSummary(
+        run=p["run"],
+        trajectory_id=traj["trajectory_id"],
+        task_id=p["task_id"],
+        harness=p["harness"],
+        model=model,
+        reward=traj["reward"],
+        verifier_tampered=traj.get("verifier_tampered", False),
+        turns=result["turns"],
+        claimed=result["claimed"],
+        stop_reason=stop,
+        error=traj.get("exception") if stop in ("resource_limit", "sandbox_error") else None,
+        seconds=result.get("seconds", 0.0),
+    )
+
+
+def write_job_dirs(store: Store, job_id: str, out_dir: Path, force: bool = False) -> list[Path]:
+    """The harbor job dirs of a finished discovery job, one per task and harness (`<time>__<harness>__<task>`),
+    each written under a temporary name and moved into place (rsr_core/outputs.py); returns them."""
+    from rsr_core.outputs import AtomicDir
+    from rsr_core.store import jobs as jobs_sql
+
+    with store.reading() as cur:
+        done = jobs_sql.discover_results(cur, job_id)
+    groups: dict[tuple[str, str], list[tuple[int, str]]] = {}
+    for run in done:
+        groups.setdefault((run["task_id"], run["harness"]), []).append((run["run"], run["trajectory_id"]))
+    stamp = f"{datetime.now(UTC):%Y-%m-%d__%H-%M-%S}"
+    written = []
+    for (task_id, harness), runs in sorted(groups.items()):
+        final = out_dir / f"{stamp}__{harness}__{task_id}"
+        target = AtomicDir(final, force)
+        try:
+            task = store.get_task(task_id)
+            trajs = []
+            for number, tid in sorted(runs):
+                traj = store.get_trajectory(tid)
+                if traj is None:
+                    continue
+                trajs.append(traj)
+                name = task.name if task and task.name else task_id
+                write_trial(
+                    target.temp, traj, name, f"{task_id}__run{number}", task.path if task else None, final
+                )
+            write_job_result(target.temp, trajs, final)
+            target.commit()
+        except BaseException:
+            target.abort()
+            raise
+        written.append(final)
+    return written

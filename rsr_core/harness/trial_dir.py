@@ -107,7 +107,7 @@ def exception_info(traj: Trajectory) -> dict[str, Any] | None:
 def trial_result(
     job_dir: Path, traj: Trajectory, task_name: str, trial_name: str, task_dir: Path | None = None
 ) -> dict[str, Any]:
-    """A trial's result.json (harbor's `TrialResult`)."""
+    """A trial's result.json (harbor's `TrialResult`); `job_dir` is where the job lives once written."""
     task_config, task_id = task_reference(task_name, task_dir)
     costs = [s.cost_usd for s in traj.steps if s.cost_usd is not None]
     agent_info: dict[str, Any] = {"name": traj.harness, "version": traj.agent_version or "unknown"}
@@ -148,15 +148,21 @@ def _write(path: Path, text: str) -> None:
 
 
 def write_trial(
-    job_dir: Path, traj: Trajectory, task_name: str, trial_name: str, task_dir: Path | str | None = None
+    job_dir: Path,
+    traj: Trajectory,
+    task_name: str,
+    trial_name: str,
+    task_dir: Path | str | None = None,
+    final_dir: Path | None = None,
 ) -> Path:
     """One trial directory; returns it. `task_dir` (the task's directory, when known) is what the trial's
-    config and checksum name; without it the task is named by `task_name`.
+    config and checksum name; without it the task is named by `task_name`. `final_dir`: where the job dir will
+    be once the directory being written (`job_dir`, a temporary name) is moved into place.
 
     A run without steps gets no agent/trajectory.json (ATIF needs at least one step)."""
     trial = job_dir / trial_name
     task_path = Path(task_dir) if task_dir is not None else None
-    result = trial_result(job_dir, traj, task_name, trial_name, task_path)
+    result = trial_result(final_dir or job_dir, traj, task_name, trial_name, task_path)
     _write(trial / "config.json", json.dumps(result["config"], indent=2) + "\n")
     _write(trial / "result.json", json.dumps(result, indent=2) + "\n")
     if traj.steps:
@@ -228,16 +234,16 @@ def job_stats(results: list[dict[str, Any]], n_total: int) -> dict[str, Any]:
     }
 
 
-def write_job_result(job_dir: Path, trials: list[Trajectory]) -> None:
+def write_job_result(job_dir: Path, trials: list[Trajectory], final_dir: Path | None = None) -> None:
     """The job's result.json (harbor's `JobResult`), from the trial result.json files written under it;
-    `trials` are the runs the job set out to write (its total)."""
+    `trials` are the runs the job set out to write (its total); `final_dir` as for `write_trial`."""
     results = _trial_results(job_dir)
     starts = [t for r in results if (t := parse_time(r.get("started_at")))]
     ends = [t for r in results if (t := parse_time(r.get("finished_at")))]
     started = min(starts) if starts else datetime.now(UTC)
     finished = max(ends) if ends else started
     job = {
-        "id": harbor_id(job_dir.name),
+        "id": harbor_id((final_dir or job_dir).name),
         "started_at": started.isoformat(),
         "updated_at": finished.isoformat(),
         "finished_at": finished.isoformat(),

@@ -46,6 +46,12 @@ def image_exists(client: docker.DockerClient, name: str) -> bool:
         return False
 
 
+def tarball_path(settings: Settings) -> Path:
+    """Where the base image's rootfs tarball is cached (debootstrap's output, `docker import`'s input)."""
+    name = settings.base_image
+    return settings.cache_dir / f"{name.replace(':', '-').replace('/', '_')}.tar"
+
+
 def build_base_image(
     client: docker.DockerClient, settings: Settings, force: bool = False, log: Callable[[str], None] = print
 ) -> str:
@@ -55,7 +61,7 @@ def build_base_image(
         log(f"{name} is present")
         return name
     settings.cache_dir.mkdir(parents=True, exist_ok=True)
-    tarball = settings.cache_dir / f"{name.replace(':', '-').replace('/', '_')}.tar"
+    tarball = tarball_path(settings)
     if force or not tarball.is_file():
         if shutil.which("debootstrap") is None:
             raise ImageError("debootstrap is not installed (apt-get install debootstrap)")

@@ -288,3 +288,13 @@ def failed_units(cur: duckdb.DuckDBPyConnection, job_id: str) -> list[dict[str, 
         [job_id],
     ).fetchall()
     return [{"error": r[0], "units": r[1], "kinds": sorted(r[2]), "first": list(r[3])} for r in rows]
+
+
+def discover_results(cur: duckdb.DuckDBPyConnection, job_id: str) -> list[dict[str, Any]]:
+    """The finished runs of a discovery job: task_id, harness, run, trajectory_id."""
+    rows = cur.execute(
+        "SELECT payload->>'task_id', payload->>'harness', CAST(payload->>'run' AS INTEGER), result->>'trajectory_id' "
+        "FROM work_units WHERE job_id = ? AND kind = 'discover' AND status = 'done' ORDER BY unit_id",
+        [job_id],
+    ).fetchall()
+    return [dict(zip(("task_id", "harness", "run", "trajectory_id"), r, strict=True)) for r in rows]

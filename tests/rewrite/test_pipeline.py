@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from rsr_core.rewrite.runner import JobRunner
+from rsr_core.jobs.runner import JobRunner
 from rsr_core.rewrite.units import RewriteParams
 from rsr_core.store import Store
 from rsr_core.store import jobs as jobs_sql

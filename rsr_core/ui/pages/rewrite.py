@@ -3,8 +3,8 @@ follow every job live."""
 
 import streamlit as st
 
+from rsr_core.jobs.runner import JobError
 from rsr_core.llm.client import LLMError
-from rsr_core.rewrite.runner import JobError
 from rsr_core.store import app_queries
 from rsr_core.store import jobs as jobs_sql
 from rsr_core.ui.data import cached, read

@@ -1,7 +1,9 @@
-"""The job runner: one writer thread owns the store, workers run units, results land in one transaction each.
+"""The job runner (the driver): the only writer of the store; a backend runs the units (threads here, or Ray
+tasks on a cluster); each result lands in one transaction.
 
 A unit's outputs and its `done` status commit together, and follow-up units have deterministic ids, so after a
 crash (even `kill -9`) `resume` re-runs exactly the units that never finished: nothing lost, nothing twice.
+Two kinds of job: rewrite (plan -> critic -> execute -> filter) and discover (tasks x harnesses x runs).
 """
 
 from __future__ import annotations
@@ -11,17 +13,18 @@ import socket
 import threading
 import uuid
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from datetime import UTC, datetime
 from typing import Any
 
 import duckdb
 
 from rsr_core.errors import RsrError
+from rsr_core.jobs.backends import Backend, ThreadBackend
+from rsr_core.jobs.discovery import DiscoverParams
 from rsr_core.models import CriticFlag, Runbook, Trajectory, TransferVerdict
 from rsr_core.protocols import LLM, SandboxProvider
 from rsr_core.rewrite.critic import critique_text
-from rsr_core.rewrite.units import RewriteParams, run_unit, stable_id
+from rsr_core.rewrite.units import RewriteParams, stable_id
 from rsr_core.store import Store, queries
 from rsr_core.store import jobs as jobs_sql
 from rsr_core.store import pipeline as pipeline_sql
@@ -50,23 +53,42 @@ def runner_alive(job: dict[str, Any]) -> bool:
     return True
 
 
+JobParams = RewriteParams | DiscoverParams
+UnitDone = Callable[[dict[str, Any], dict[str, Any] | None, str | None], None]
+
+
+def params_of(raw: dict[str, Any]) -> JobParams:
+    """A stored job's parameters (jobs without a `job_kind` are rewrite jobs)."""
+    if raw.get("job_kind") == "discover":
+        return DiscoverParams(**raw)
+    return RewriteParams(**{k: v for k, v in raw.items() if k != "job_kind"})
+
+
 class JobRunner:
-    """Runs rewrite jobs against injected services (model endpoint, sandboxes)."""
+    """Runs jobs against injected services: a backend, or a model endpoint and sandboxes for the default
+    thread backend."""
 
     def __init__(
         self,
         store: Store,
-        llm: LLM,
-        sandboxes: SandboxProvider,
+        llm: LLM | None = None,
+        sandboxes: SandboxProvider | None = None,
         workers: int = 1,
         on_progress: Progress | None = None,
         gc: Callable[[str], Any] | None = None,
+        backend: Backend | None = None,
+        on_unit: UnitDone | None = None,
+        llm_limit: int | None = None,
     ):
         self.store = store
-        self.llm = llm
-        self.sandboxes = sandboxes
-        self.workers = max(1, workers)
+        if backend is None:
+            if llm is None or sandboxes is None:
+                raise ValueError("the thread backend needs a model client and sandboxes")
+            backend = ThreadBackend(llm, sandboxes, workers, llm_limit)
+        self.backend = backend
+        self.workers = backend.slots
         self.on_progress = on_progress
+        self.on_unit = on_unit
         self.gc = gc
         self.cancel_event = threading.Event()
         self.requeued: dict[str, dict[str, int]] = {}
@@ -96,6 +118,14 @@ class JobRunner:
             jobs_sql.add_units(
                 cur, job_id, [self._plan_unit(job_id, s, v, 1) for s in sources for v in range(params.k)]
             )
+        return job_id
+
+    def create_discovery(self, params: DiscoverParams) -> str:
+        """A new discovery job: one unit per task x harness x run."""
+        job_id = f"job-{datetime.now(UTC):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
+        with self.store.transaction() as cur:
+            jobs_sql.create_job(cur, job_id, params.model_dump(), params.model.startswith("scripted"))
+            jobs_sql.add_units(cur, job_id, params.unit_ids(job_id))
         return job_id
 
     def _plan_unit(
@@ -146,30 +176,40 @@ class JobRunner:
         """Run until no unit is left; returns the final status. The store is opened per scheduling round and per
         result (one transaction each), never held while units run."""
         with self.store.transaction() as tx:
-            params = RewriteParams(**jobs_sql.get_job(tx, job_id)["params"])
+            params = params_of(jobs_sql.get_job(tx, job_id)["params"])
             jobs_sql.set_status(tx, job_id, "running", owner_pid=os.getpid(), owner_host=socket.gethostname())
-        inflight: dict[Future, dict] = {}
+        inflight: dict[Any, dict] = {}
         failed = False
-        with ThreadPoolExecutor(self.workers, thread_name_prefix="rsr-unit") as pool:
+        try:
             while True:
-                for unit, inputs in self._next_units(job_id, params, self.workers - len(inflight)):
-                    inflight[pool.submit(run_unit, unit["kind"], inputs, self.llm, self.sandboxes)] = unit
+                for unit, inputs in self._next_units(job_id, params, self.backend.slots - len(inflight)):
+                    inflight[self.backend.submit(unit["kind"], inputs)] = unit
                 if not inflight:
                     break
-                done, _ = wait(inflight, timeout=1.0, return_when=FIRST_COMPLETED)
-                for fut in done:
-                    unit = inflight.pop(fut)
+                finished = self.backend.wait(list(inflight), timeout=1.0)
+                for handle, result, error in finished:
+                    unit = inflight.pop(handle)
                     try:
-                        self._apply(unit, fut.result(), params, job_id)
+                        if error is not None:
+                            raise error
+                        assert result is not None
+                        self._apply(unit, result, params, job_id)
+                        if self.on_unit:
+                            self.on_unit(unit, result, None)
                     except Exception as exc:  # noqa: BLE001 - recorded on the unit; resume retries it
                         failed = True
+                        message = f"{type(exc).__name__}: {exc}"
                         with self.store.transaction() as tx:
-                            jobs_sql.mark_failed(tx, unit["unit_id"], f"{type(exc).__name__}: {exc}")
-                if done:
+                            jobs_sql.mark_failed(tx, unit["unit_id"], message)
+                        if self.on_unit:
+                            self.on_unit(unit, None, message)
+                if finished:
                     self._progress(job_id)
-        return self._finish(job_id, failed, params.gate)
+        finally:
+            self.backend.close()
+        return self._finish(job_id, failed, getattr(params, "gate", "critic"))
 
-    def _next_units(self, job_id: str, params: RewriteParams, free: int) -> list[tuple[dict, dict[str, Any]]]:
+    def _next_units(self, job_id: str, params: JobParams, free: int) -> list[tuple[dict, dict[str, Any]]]:
         """One scheduling round in one transaction: notice a cancel request, add executions of newly approved
         runbooks (human gate), mark up to `free` pending units running and read their inputs."""
         picked: list[tuple[dict, dict[str, Any]]] = []
@@ -178,7 +218,8 @@ class JobRunner:
                 self.cancel_event.set()
             if self.cancel_event.is_set():
                 return picked
-            self._schedule_reviewed(tx, job_id, params)
+            if isinstance(params, RewriteParams):
+                self._schedule_reviewed(tx, job_id, params)
             for unit in jobs_sql.pending_units(tx, job_id, free) if free > 0 else []:
                 jobs_sql.mark_running(tx, unit["unit_id"])
                 picked.append((unit, self._inputs(unit, params, job_id)))
@@ -221,8 +262,19 @@ class JobRunner:
         ]
 
     # -- inputs and results ----------------------------------------------------------------------
-    def _inputs(self, unit: dict, params: RewriteParams, job_id: str) -> dict[str, Any]:
+    def _inputs(self, unit: dict, params: JobParams, job_id: str) -> dict[str, Any]:
         with self.store.reading() as cur:
+            if isinstance(params, DiscoverParams):
+                task = self.store.get_task(unit["payload"]["task_id"], with_hidden=True)
+                if task is None:
+                    raise JobError(f"job {job_id}: task {unit['payload']['task_id']!r} is not in the store")
+                return {
+                    **unit["payload"],
+                    "unit_id": unit["unit_id"],
+                    "job_id": job_id,
+                    "params": params.model_dump(),
+                    "task": task.model_dump(mode="json"),
+                }
             return self._inputs_from(cur, unit, params, job_id)
 
     def _inputs_from(
@@ -243,12 +295,23 @@ class JobRunner:
             inputs["rewrite"] = self.store.get_trajectory(p["trajectory_id"]).model_dump(mode="json")
         return inputs
 
-    def _apply(self, unit: dict, result: dict[str, Any], params: RewriteParams, job_id: str) -> None:
+    def _apply(self, unit: dict, result: dict[str, Any], params: JobParams, job_id: str) -> None:
         p, kind = unit["payload"], unit["kind"]
         with self.store.transaction() as cur:
             follow: list[tuple[str, str, dict]] = []
             summary: dict[str, Any] = {}
-            if kind == "plan":
+            if kind == "discover":
+                traj = Trajectory(**result["trajectory"])
+                self.store.write_trajectories([traj], cur)
+                summary = {
+                    "trajectory_id": traj.trajectory_id,
+                    "reward": traj.reward,
+                    "verifier_tampered": traj.verifier_tampered,
+                    "turns": result["turns"],
+                    "claimed": result["claimed"],
+                    "stop_reason": result["stop_reason"],
+                }
+            elif kind == "plan":
                 rb = Runbook(**result["runbook"])
                 pipeline_sql.insert_runbook(cur, rb)
                 follow.append((f"{job_id}/critic/{rb.runbook_id}", "critic", {"runbook_id": rb.runbook_id}))
