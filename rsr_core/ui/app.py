@@ -5,6 +5,8 @@ from pathlib import Path
 
 import streamlit as st
 
+from rsr_core.ui.memory import freeze_after_first_run
+
 PAGES = Path(__file__).resolve().parent / "pages"
 PAGE_TITLES = {
     "overview": "Overview",
@@ -24,7 +26,11 @@ def navigate() -> None:
         st.Page(PAGES / f"{name}.py", title=title, default=name == "overview")
         for name, title in PAGE_TITLES.items()
     ]
-    st.navigation(pages).run()
+    page = st.navigation(pages)
+    try:
+        page.run()
+    finally:
+        freeze_after_first_run(page.url_path or "overview")
 
 
 if __name__ == "__main__":  # Streamlit runs its main script as __main__
