@@ -93,14 +93,13 @@ def test_all_export_then_ingest_is_lossless(tmp_path, data_dir):
     source, copy = Store(tmp_path / "a.duckdb"), Store(tmp_path / "b.duckdb")
     _build(source, data_dir)
     summary = export(source, "atif", tmp_path / "archive", ALL)
-    assert source.count_trajectories() == 14 and summary.duplicates == 0
-    assert (
-        summary.exported == 12 and summary.left_out.no_steps == 2
-    )  # `empty` and a trial without agent steps
+    assert source.count_trajectories() == 18 and summary.duplicates == 0
+    # left out: `empty`, a trial without agent steps and harbor's three oracle trials (no trajectory)
+    assert summary.exported == 13 and summary.left_out.no_steps == 5
     report = ingest_paths(copy, [tmp_path / "archive"])
-    assert report.errors == [] and report.trajectories_added == 12
+    assert report.errors == [] and report.trajectories_added == 13
     before, after = _dump(source), _dump(copy)
-    assert len(before) == 12 and before.keys() == after.keys()
+    assert len(before) == 13 and before.keys() == after.keys()
     for tid in before:
         assert after[tid] == before[tid], tid
     for cur_a, cur_b in ((source.cursor(), copy.cursor()),):
@@ -110,7 +109,7 @@ def test_all_export_then_ingest_is_lossless(tmp_path, data_dir):
         assert transfer_of(cur_a, "rw-1") == transfer_of(cur_b, "rw-1")
         assert transfer_of(cur_b, "rw-2") is None
     again = ingest_paths(copy, [tmp_path / "archive"])
-    assert again.trajectories_added == 0 and again.duplicates == 12
+    assert again.trajectories_added == 0 and again.duplicates == 13
     assert len(reviews_of(copy.cursor(), "rb-x")) == 2
 
 
@@ -180,6 +179,99 @@ def test_cli_all_archives_every_kind_by_default(tmp_path, data_dir, capsys):
         )
         == 0
     )
-    assert "exported 12 of 14 selected" in capsys.readouterr().out  # the eval run included, not the stepless
+    assert "exported 13 of 18 selected" in capsys.readouterr().out  # the eval run included, not the stepless
     assert main(["ingest", str(archive), "--db", copy, "--json"]) == 0
     assert _dump(Store(copy)) == before
+
+
+def _roundtrip(tmp_path, doc: dict) -> tuple[dict, Trajectory, Trajectory]:
+    """Ingest one ATIF document, export everything (`--all`), ingest the export: (exported document, first
+    stored trajectory, re-ingested trajectory)."""
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "trajectory.json").write_text(json.dumps(doc))
+    first, second = Store(":memory:"), Store(":memory:")
+    assert ingest_paths(first, [tmp_path / "in"]).errors == []
+    (tid,) = [r["trajectory_id"] for r in first.list_trajectories()]
+    export(first, "atif", tmp_path / "out", ALL)
+    (path,) = (tmp_path / "out").rglob("*.atif.json")
+    assert ingest_paths(second, [tmp_path / "out"]).errors == []
+    return json.loads(path.read_text()), first.get_trajectory(tid), second.get_trajectory(tid)
+
+
+def test_v18_structures_survive_ingest_and_archive_export(tmp_path):
+    from tests.ingest.rich_atif import rich_atif
+
+    source = rich_atif()
+    doc, stored, again = _roundtrip(tmp_path, source)
+    assert stored.trajectory_id.startswith("atif-") and stored.session_id is None  # no id in the file
+    assert again.model_dump(exclude={"origin", "content_hash"}) == stored.model_dump(
+        exclude={"origin", "content_hash"}
+    )
+    assert doc["schema_version"] == "ATIF-v1.8" and doc["trajectory_id"] == stored.trajectory_id
+    for key in ("subagent_trajectories", "continued_trajectory_ref"):
+        assert doc[key] == source[key]
+    assert doc["agent"]["tool_definitions"] == source["agent"]["tool_definitions"]
+    for ours, theirs in zip(doc["steps"], source["steps"], strict=True):
+        for key in ("message", "tool_calls", "observation", "llm_call_count"):
+            assert ours.get(key) == theirs.get(key), key
+    # what the store derived from them is still there
+    assert stored.steps[0].message == "Fix the page shown here.\n[image]"
+    assert [c.keystrokes for c in stored.steps[1].commands] == ["ls /etc\n"]
+
+
+def test_own_files_keep_nothing_twice(tmp_path):
+    """A file RSR wrote has the tool calls and observations it would write: nothing is kept aside."""
+    source = {
+        "schema_version": "ATIF-v1.7",
+        "trajectory_id": "t-1",
+        "agent": {"name": "terminus-2", "version": "1"},
+        "steps": [
+            {"step_id": 1, "source": "user", "message": "do"},
+            {
+                "step_id": 2,
+                "source": "agent",
+                "message": "Analysis: a\nPlan: p",
+                "tool_calls": [
+                    {
+                        "tool_call_id": "call_2_1",
+                        "function_name": "bash_command",
+                        "arguments": {"keystrokes": "ls\n", "duration": 1.0},
+                    }
+                ],
+                "observation": {"results": [{"source_call_id": "call_2_1", "content": "x"}]},
+            },
+        ],
+    }
+    doc, stored, _ = _roundtrip(tmp_path, source)
+    assert all("_atif" not in s.extra for s in stored.steps) and "_atif" not in stored.extra
+    assert doc["steps"][1]["tool_calls"] == source["steps"][1]["tool_calls"]
+
+
+def test_real_harbor_terminus2_trajectory_survives(tmp_path, data_dir):
+    """harbor's own Terminus 2 output (ATIF-v1.8, a session_id, tool-call ids such as `call_0_1`)."""
+    (path,) = (data_dir / "harbor_real" / "jobs" / "terminus-2-run").glob("*/agent/trajectory.json")
+    source = json.loads(path.read_text())
+    doc, stored, again = _roundtrip(tmp_path, source)
+    assert stored.trajectory_id == stored.session_id == source["session_id"]
+    assert again.model_dump(exclude={"origin", "content_hash"}) == stored.model_dump(
+        exclude={"origin", "content_hash"}
+    )
+    assert doc["schema_version"] == source["schema_version"]
+    assert [s.get("tool_calls") for s in doc["steps"]] == [s.get("tool_calls") for s in source["steps"]]
+    assert [s.get("observation") for s in doc["steps"]] == [s.get("observation") for s in source["steps"]]
+    assert [s["message"] for s in doc["steps"]] == [s["message"] for s in source["steps"]]
+
+
+def test_version_before_1_7_still_needs_an_id(tmp_path):
+    from rsr_core.ingest.atif import parse_atif
+    from rsr_core.ingest.reading import FormatError
+
+    doc = {"schema_version": "ATIF-v1.6", "agent": {"name": "a", "version": "1"}, "steps": []}
+    try:
+        parse_atif(doc)
+    except FormatError as exc:
+        assert "session_id" in str(exc)
+    else:
+        raise AssertionError("an ATIF-v1.6 file without session_id was accepted")
+    doc["schema_version"] = "ATIF-v1.7"
+    assert parse_atif(doc)[0].trajectory_id == parse_atif(json.loads(json.dumps(doc)))[0].trajectory_id

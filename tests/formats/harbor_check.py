@@ -3,6 +3,9 @@
 Usage: python harbor_check.py PATH... ; prints one JSON object:
 {"harbor": version, "checked": {"trial_result": n, "job_result": n, "trajectory": n}, "errors": [{"path", "error"}]}
 
+`python harbor_check.py --field-versions` prints, for every ATIF model harbor defines, the fields whose
+description says which ATIF version added them: {"Step": {"is_copied_context": 5, ...}, ...}.
+
 A `result.json` with `trial_name` is a trial result (`TrialResult`), any other `result.json` a job result
 (`JobResult`); `trajectory.json` and `*.atif.json` are ATIF trajectories (`Trajectory`, plus harbor's own
 trajectory validator, which also checks that referenced media files exist).
@@ -11,6 +14,7 @@ trajectory validator, which also checks that referenced media files exist).
 from __future__ import annotations
 
 import json
+import re
 import sys
 from importlib.metadata import version
 from pathlib import Path
@@ -26,7 +30,27 @@ def _files(paths: list[Path]) -> list[Path]:
     return out
 
 
+def field_versions() -> dict[str, dict[str, int]]:
+    """Which ATIF minor version added each field, as harbor's own models document it."""
+    import harbor.models.trajectories as atif
+    from pydantic import BaseModel
+
+    added = re.compile(r"added in ATIF-v1\.(\d+)", re.IGNORECASE)
+    out: dict[str, dict[str, int]] = {}
+    for name in dir(atif):
+        model = getattr(atif, name)
+        if isinstance(model, type) and issubclass(model, BaseModel):
+            for field, info in model.model_fields.items():
+                found = [int(m) for m in added.findall(info.description or "")]
+                if found:
+                    out.setdefault(name, {})[field] = min(found)
+    return out
+
+
 def main(argv: list[str]) -> int:
+    if argv == ["--field-versions"]:
+        print(json.dumps(field_versions()))
+        return 0
     from harbor.models.job.result import JobResult
     from harbor.models.trajectories import Trajectory
     from harbor.models.trial.result import TrialResult

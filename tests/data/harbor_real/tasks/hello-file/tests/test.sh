@@ -1,0 +1,2 @@
+#!/bin/bash
+if grep -qx 'Hello, world!' /app/hello.txt 2>/dev/null; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi
