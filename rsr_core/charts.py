@@ -1,7 +1,9 @@
 """Plotly figure builders: pure functions of data frames (no store, no Streamlit).
 
-Frames come from rsr_core/analysis: `similarity.score_pairs` (pairs), `similarity.summary_frame` (summary),
-`coverage.harness_frame`, `coverage.upset_frame` and `coverage.funnel_frame`.
+Frames come from rsr_core/analysis: `distribution.group_stats` (summarised distributions: a chart carries a few
+numbers per group, never every pair), `similarity.score_pairs` (one task's pairs for the heatmap),
+`similarity.summary_frame` (summary), `coverage.harness_frame`, `coverage.upset_frame` and
+`coverage.funnel_frame`.
 """
 
 from __future__ import annotations
@@ -26,54 +28,80 @@ METRIC_LABELS = {
 Shape = Literal["box", "violin"]
 
 
-def _distribution(long: pd.DataFrame, x: str, y: str, shape: Shape, title: str, x_title: str) -> go.Figure:
-    fig = go.Figure()
-    trace = go.Violin if shape == "violin" else go.Box
+def _box(stats: pd.DataFrame, fig: go.Figure) -> None:
     for relation in ("same", "cross"):
-        part = long[long["relation"] == relation]
-        kwargs = {"box_visible": True, "meanline_visible": True} if shape == "violin" else {"boxmean": True}
+        part = stats[stats["relation"] == relation]
         fig.add_trace(
-            trace(
-                x=part[x].astype(str),
-                y=part[y],
+            go.Box(
+                x=part["group"].astype(str).tolist(),
+                q1=part["q1"].tolist(),
+                median=part["median"].tolist(),
+                q3=part["q3"].tolist(),
+                lowerfence=part["lowerfence"].tolist(),
+                upperfence=part["upperfence"].tolist(),
+                mean=part["mean"].tolist(),
                 name=f"{relation}-runbook",
                 marker_color=RELATION_COLORS[relation],
-                **kwargs,
+                hovertext=[f"{n:,} pairs" for n in part["n"]],
             )
         )
-    mode = "violinmode" if shape == "violin" else "boxmode"
-    fig.update_layout(
-        **{mode: "group"}, title=title, xaxis_title=x_title, yaxis_title="similarity", yaxis_range=[0, 1.02]
-    )
+    fig.update_layout(boxmode="group")
+
+
+def _violin(stats: pd.DataFrame, fig: go.Figure, groups: list[str]) -> None:
+    """Split violins drawn from precomputed densities: same-runbook to the left of each group, cross to the
+    right, each half scaled to its own peak."""
+    at = {g: i for i, g in enumerate(groups)}
+    for relation, side in (("same", -1), ("cross", 1)):
+        xs: list[float | None] = []
+        ys: list[float | None] = []
+        for row in stats[stats["relation"] == relation].itertuples():
+            dens = np.asarray(row.density, dtype=float)
+            width = dens / dens.max() * 0.45 if dens.max() > 0 else dens
+            centre = at[str(row.group)]
+            xs += [centre, *(centre + side * width).round(4).tolist(), centre, None]
+            ys += [row.grid[0], *row.grid, row.grid[-1], None]
+        fig.add_trace(
+            go.Scatter(
+                x=xs,
+                y=ys,
+                mode="lines",
+                fill="toself",
+                name=f"{relation}-runbook",
+                line={"color": RELATION_COLORS[relation], "width": 1},
+                hoverinfo="name",
+            )
+        )
+    fig.update_xaxes(tickvals=list(range(len(groups))), ticktext=groups, range=[-0.6, len(groups) - 0.4])
+
+
+def _distribution(stats: pd.DataFrame, shape: Shape, title: str, x_title: str) -> go.Figure:
+    """Same vs cross distributions from `distribution.group_stats` rows (box statistics and densities)."""
+    fig = go.Figure()
+    groups = [str(g) for g in pd.unique(stats["group"])] if len(stats) else []
+    if shape == "violin":
+        _violin(stats, fig, groups)
+    else:
+        _box(stats, fig)
+    fig.update_layout(title=title, xaxis_title=x_title, yaxis_title="similarity", yaxis_range=[0, 1.02])
     return fig
 
 
-def similarity_by_metric(pairs: pd.DataFrame, metrics: Sequence[str] | None = None, shape: Shape = "box"):
-    """Same vs cross distribution per metric.
-
-    `pairs`: one row per pair with `relation` ("same"/"cross") and one float column per metric
-    (`similarity.score_pairs`). `metrics` defaults to every metric column present.
-    """
-    metrics = [m for m in (metrics or METRIC_LABELS) if m in pairs]
-    long = pairs.melt(id_vars=["relation"], value_vars=metrics, var_name="metric", value_name="score")
-    long["metric"] = long["metric"].map(METRIC_LABELS)
-    return _distribution(long, "metric", "score", shape, "Same- vs cross-runbook similarity", "metric")
+def similarity_by_metric(stats: pd.DataFrame, shape: Shape = "box") -> go.Figure:
+    """Same vs cross distribution per metric. `stats`: `distribution.group_stats` rows whose group is a metric
+    name (shown with its label)."""
+    labelled = stats.assign(group=stats["group"].map(lambda m: METRIC_LABELS.get(m, m)))
+    return _distribution(labelled, shape, "Same- vs cross-runbook similarity", "metric")
 
 
-def similarity_by_task(pairs: pd.DataFrame, metric: str, shape: Shape = "box") -> go.Figure:
-    """Same vs cross distribution of one metric per task. `pairs`: task_id, relation, <metric>."""
-    return _distribution(pairs, "task_id", metric, shape, f"{METRIC_LABELS[metric]} per task", "task")
+def similarity_by_task(stats: pd.DataFrame, metric: str, shape: Shape = "box") -> go.Figure:
+    """Same vs cross distribution of one metric per task (`distribution.group_stats` rows, group = task)."""
+    return _distribution(stats, shape, f"{METRIC_LABELS[metric]} per task", "task")
 
 
-def similarity_by_category(pairs: pd.DataFrame, metric: str, shape: Shape = "box") -> go.Figure:
-    """Same vs cross distribution of one metric per task category.
-
-    `pairs`: category (None = uncategorised), relation, <metric>.
-    """
-    frame = pairs.assign(category=pairs["category"].astype(object).where(pairs["category"].notna(), "(none)"))
-    return _distribution(
-        frame, "category", metric, shape, f"{METRIC_LABELS[metric]} per category", "category"
-    )
+def similarity_by_category(stats: pd.DataFrame, metric: str, shape: Shape = "box") -> go.Figure:
+    """Same vs cross distribution of one metric per task category (group = category, "(none)" when unknown)."""
+    return _distribution(stats, shape, f"{METRIC_LABELS[metric]} per category", "category")
 
 
 def pair_heatmap(pairs: pd.DataFrame, metric: str, task_id: str | None = None) -> go.Figure:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
 from rsr_core import charts
 from rsr_core.analysis import coverage
+from rsr_core.analysis.distribution import group_stats
 from rsr_core.analysis.similarity import score_pairs, summary_frame
 
 REWRITES = pd.DataFrame(
@@ -26,19 +28,45 @@ COMMANDS = pd.DataFrame(
 )
 
 
-def test_similarity_figures():
+def _long(pairs: pd.DataFrame, metric: str, group: str | None) -> pd.DataFrame:
+    frame = pairs.rename(columns={metric: "value"})
+    return frame.assign(group=frame[group] if group else metric)[["group", "relation", "value"]]
+
+
+def test_similarity_figures_draw_summaries_not_pairs():
     pairs = score_pairs(REWRITES, COMMANDS)
+    stats = group_stats(pd.concat([_long(pairs, m, None) for m in ("exact", "fuzzy")]))
     for shape in ("box", "violin"):
-        fig = charts.similarity_by_metric(pairs, shape=shape)
+        fig = charts.similarity_by_metric(stats, shape=shape)
         assert isinstance(fig, go.Figure) and [t.name for t in fig.data] == ["same-runbook", "cross-runbook"]
-    assert len(charts.similarity_by_task(pairs, "exact").data) == 2
-    assert len(charts.similarity_by_category(pairs, "fuzzy", shape="violin").data) == 2
+    box = charts.similarity_by_metric(stats).data[0]
+    assert list(box.x) == ["exact (set Jaccard)", "fuzzy (ratio)"] and box.y is None  # statistics, no values
+    same_exact = pairs.loc[pairs["relation"] == "same", "exact"]
+    assert box.median[0] == same_exact.median() and box.mean[0] == same_exact.mean()
+    by_task = group_stats(_long(pairs, "exact", "task_id"))
+    assert len(charts.similarity_by_task(by_task, "exact").data) == 2
+    by_category = group_stats(_long(pairs.fillna({"category": "(none)"}), "fuzzy", "category"))
+    assert len(charts.similarity_by_category(by_category, "fuzzy", shape="violin").data) == 2
     heat = charts.pair_heatmap(pairs, "exact", task_id="t1")
     z = heat.data[0].z
     assert len(z) == 3 and z[0][1] == 0.5  # a-b, grouped by runbook (r1: a, b; r2: c)
     assert len(heat.layout.shapes) == 2  # one boundary, drawn on both axes
     table = charts.similarity_table(summary_frame(pairs))
     assert table.data[0].cells.values[0][0] == "exact (set Jaccard)"
+
+
+def test_a_chart_of_many_pairs_stays_small():
+    rng = np.random.default_rng(0)
+    n = 200_000
+    long = pd.DataFrame(
+        {
+            "group": rng.choice(["a", "b", "c"], n),
+            "relation": rng.choice(["same", "cross"], n),
+            "value": rng.random(n),
+        }
+    )
+    for shape in ("box", "violin"):
+        assert len(charts.similarity_by_task(group_stats(long), "exact", shape=shape).to_json()) < 20_000
 
 
 def test_coverage_and_funnel_figures():

@@ -107,3 +107,17 @@ def is_current(store: Store) -> bool:
             and not to_drop
             and set(stored.reports(cur, stored.overall_fingerprint(cur))) == set(METRICS)
         )
+
+
+def refresh_after_write(store: Store) -> RefreshReport | None:
+    """The hook at the end of `rsr ingest` and of a rewrite job: refresh, and on failure say so in one line on
+    stderr and go on (what was written stays; the Similarity page or the next write refreshes)."""
+    import sys
+
+    try:
+        return refresh(store)
+    except Exception as exc:  # a refresh must never turn a finished ingest or job into a failure
+        print(
+            f"rsr: similarity scores not refreshed: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True
+        )
+        return None

@@ -57,6 +57,10 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         )
     finally:
         progress.close()
+    if report.trajectories_added:  # hook: rescore the similarity pairs of the tasks whose rewrites changed
+        from rsr_core.analysis.similarity_refresh import refresh_after_write
+
+        refresh_after_write(store)
     payload = report.model_dump()
     if args.json:
         emit(args, payload)

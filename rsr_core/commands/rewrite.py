@@ -143,7 +143,9 @@ def rewrite(args: argparse.Namespace, settings: Settings) -> int:
         print(f"rsr: {exc}", file=sys.stderr)
         return 1
     sys.stderr.write(f"job {job_id} started (pid {os.getpid()}; units on {runner.backend.where()})\n")
-    return _report(args, services, job_id, runner.run(job_id))
+    status = runner.run(job_id)
+    _refresh_similarity(services)
+    return _report(args, services, job_id, status)
 
 
 def jobs_resume(args: argparse.Namespace, settings: Settings) -> int:
@@ -156,6 +158,7 @@ def jobs_resume(args: argparse.Namespace, settings: Settings) -> int:
     except JobError as exc:
         print(f"rsr: {exc}", file=sys.stderr)
         return 1
+    _refresh_similarity(services)
     return _report(args, services, args.job_id, status, requeued=runner.requeued)
 
 
@@ -270,3 +273,10 @@ def review(args: argparse.Namespace, settings: Settings) -> int:
         f"{args.runbook_id}: {args.decision}d by {args.by}{hint}",
     )
     return 0
+
+
+def _refresh_similarity(services) -> None:
+    """Hook: rescore the similarity pairs of the tasks whose passed rewrites the job changed."""
+    from rsr_core.analysis.similarity_refresh import refresh_after_write
+
+    refresh_after_write(services.store)

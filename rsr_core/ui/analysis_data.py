@@ -1,43 +1,125 @@
-"""Analysis results the pages show, cached per database state (recomputed when the number of rewrites changes)."""
+"""The Similarity page's reads: summaries of the stored pair scores (rsr_core/store/similarity_store.py), cached
+per database state, and the background refresh that scores what changed when the page finds them stale.
+
+No page visit scores pairs: `rsr ingest` and rewrite jobs refresh the stored scores when they finish; a page
+that still finds stale tasks (data written by an older version, or another tool) starts one refresh thread per
+database in this process and shows its progress.
+"""
 
 from __future__ import annotations
 
+import threading
+from dataclasses import dataclass, field
+
+import numpy as np
 import pandas as pd
-import streamlit as st
 
-from rsr_core.analysis.similarity import score_pairs, summary_frame
-from rsr_core.store import analysis_queries
-from rsr_core.ui.widgets import services_for
+from rsr_core.analysis.distribution import group_stats
+from rsr_core.analysis.pair_metrics import METRICS
+from rsr_core.analysis.similarity_refresh import refresh
+from rsr_core.store import similarity_store as stored
+from rsr_core.ui.context import AppServices
+from rsr_core.ui.data import Cursor, cached
 
-DISPLAY_PAIRS = 20_000  # distributions are drawn from at most this many pairs; means and CIs use them all
-
-
-@st.cache_data(show_spinner="scoring rewrite pairs…", max_entries=12)
-def pairs_for(db_path: str, n_rewrites: int, metric: str) -> pd.DataFrame:
-    """Every same-task pair of passed rewrites with one metric."""
-    with services_for(db_path).store.reading() as cur:
-        rewrites = analysis_queries.passed_rewrites(cur)
-        commands = analysis_queries.passed_rewrite_commands(cur)
-    return score_pairs(rewrites, commands, [metric])
+HEATMAP_TRAJECTORIES = 60  # the heatmap of a larger task shows a seeded sample of its trajectories
 
 
-@st.cache_data(show_spinner="bootstrapping confidence intervals…", max_entries=12)
-def summary_for(db_path: str, n_rewrites: int, metrics: tuple[str, ...]) -> pd.DataFrame:
-    """Pairs, means and 95% bootstrap CIs, same vs cross, per metric."""
-    return pd.concat(
-        [summary_frame(pairs_for(db_path, n_rewrites, m), [m]) for m in metrics], ignore_index=True
-    )
+@cached
+def state(cur: Cursor) -> dict[str, int | bool]:
+    """tasks (with passed rewrites), stale (tasks whose stored scores are not current), pairs (stored), and
+    current (every task's scores and every metric's report match the data)."""
+    figures: dict[str, int | bool] = dict(stored.status(cur))
+    reports = stored.reports(cur, stored.overall_fingerprint(cur))
+    figures["current"] = not figures["stale"] and set(reports) == set(METRICS)
+    return figures
 
 
-def all_metrics(db_path: str, n_rewrites: int, metrics: tuple[str, ...]) -> pd.DataFrame:
-    """One pairs frame with a column per metric."""
-    frames = [pairs_for(db_path, n_rewrites, m) for m in metrics]
-    out = frames[0].copy()
-    for metric, frame in zip(metrics[1:], frames[1:], strict=True):
-        out[metric] = frame[metric].to_numpy()
-    return out
+@cached
+def summary_table(cur: Cursor, metrics: tuple[str, ...]) -> pd.DataFrame:
+    """metric, relation, pairs, mean, ci_low, ci_high from the stored reports (as `rsr similarity` prints)."""
+    reports = stored.reports(cur, stored.overall_fingerprint(cur))
+    rows = []
+    for metric in metrics:
+        for relation in ("same", "cross"):
+            side = reports[metric][f"{relation}_runbook"]
+            ci = side["ci"] or [None, None]
+            rows.append({"metric": metric, "relation": relation, "pairs": side["pairs"], "mean": side["mean"],
+                         "ci_low": ci[0], "ci_high": ci[1]})  # fmt: skip
+    return pd.DataFrame(rows, columns=["metric", "relation", "pairs", "mean", "ci_low", "ci_high"])
 
 
-def display_sample(pairs: pd.DataFrame, limit: int = DISPLAY_PAIRS) -> pd.DataFrame:
-    """A seeded sample of pairs small enough to draw (all of them when there are few)."""
-    return pairs if len(pairs) <= limit else pairs.sample(limit, random_state=0)
+@cached
+def metric_stats(cur: Cursor, metrics: tuple[str, ...]) -> pd.DataFrame:
+    """Box statistics and densities of every chosen metric, same vs cross, over all stored pairs."""
+    frames = [stored.values(cur, m).assign(group=m) for m in metrics]
+    return group_stats(pd.concat(frames, ignore_index=True))
+
+
+@cached
+def grouped_stats(cur: Cursor, metric: str, by: str, task_ids: tuple[str, ...] | None = None) -> pd.DataFrame:
+    """One metric's statistics per task (of `task_ids`) or per category."""
+    long = stored.values(cur, metric, by, list(task_ids) if task_ids is not None else None)
+    long = long.rename(columns={"grp": "group"})
+    if by == "task_id" and task_ids is not None:
+        order = {t: i for i, t in enumerate(task_ids)}
+        long = long.sort_values("group", key=lambda s: s.map(order), kind="stable")
+    return group_stats(long)
+
+
+@cached
+def task_pairs(cur: Cursor) -> pd.DataFrame:
+    """task_id, pairs of the tasks with stored pairs, most pairs first."""
+    return stored.task_pair_counts(cur)
+
+
+@cached
+def heatmap_pairs(cur: Cursor, task_id: str, metric: str) -> tuple[pd.DataFrame, int]:
+    """One task's pairs for the heatmap (among at most HEATMAP_TRAJECTORIES of its trajectories, a seeded
+    sample) and how many trajectories the task has."""
+    pairs = stored.pairs(cur, (metric,), task_id)
+    ids = pd.unique(pd.concat([pairs["trajectory_a"], pairs["trajectory_b"]]))
+    if len(ids) > HEATMAP_TRAJECTORIES:
+        keep = set(np.random.default_rng(0).choice(ids, HEATMAP_TRAJECTORIES, replace=False).tolist())
+        pairs = pairs[pairs["trajectory_a"].isin(keep) & pairs["trajectory_b"].isin(keep)]
+    return pairs, len(ids)
+
+
+@dataclass
+class Refresh:
+    """A background refresh of the stored scores of one database."""
+
+    thread: threading.Thread | None = None
+    done: int = 0
+    total: int = 0
+    error: str | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def running(self) -> bool:
+        return self.thread is not None and self.thread.is_alive()
+
+
+_REFRESHES: dict[str, Refresh] = {}
+_GUARD = threading.Lock()
+
+
+def background_refresh(ctx: AppServices) -> Refresh:
+    """The refresh of this database, started now unless one is running (one per database and process)."""
+    with _GUARD:
+        job = _REFRESHES.setdefault(ctx.settings.db_path, Refresh())
+        if job.running:
+            return job
+        job.done, job.total, job.error = 0, 0, None
+
+        def progress(done: int, total: int) -> None:
+            job.done, job.total = done, total
+
+        def work() -> None:
+            try:
+                refresh(ctx.store, progress)
+            except Exception as exc:  # shown on the page; the next visit tries again
+                job.error = f"{type(exc).__name__}: {exc}"
+
+        job.thread = threading.Thread(target=work, name="similarity-refresh", daemon=True)
+        job.thread.start()
+        return job

@@ -134,3 +134,19 @@ def test_a_job_does_not_start_against_an_endpoint_that_does_not_answer(demo_db, 
     assert not at.exception
     assert any("does not answer" in e.value for e in at.error)
     assert not open_services().jobs.jobs
+
+
+def test_similarity_scores_once_in_the_background_then_draws_stored_summaries(demo_db):
+    from rsr_core.ui import analysis_data
+
+    at = page("similarity")
+    assert not at.exception
+    assert any("scoring them now" in i.value for i in at.info)  # nothing stored yet for the demo database
+    analysis_data._REFRESHES[str(demo_db)].thread.join(60)
+    at = page("similarity")
+    assert not at.exception and len(at.get("plotly_chart")) == 4
+    summary = at.dataframe[0].value
+    assert list(summary["metric"].unique()) == ["exact", "multiset", "order", "fuzzy", "transition"]
+    at.selectbox(key="sim_metric").select("fuzzy").run()
+    assert not at.exception
+    assert all(len(c.proto.spec) < 200_000 for c in at.get("plotly_chart"))

@@ -1,48 +1,66 @@
-"""Similarity: same- vs cross-runbook command similarity of passed rewrites, per metric, task and category."""
+"""Similarity: same- vs cross-runbook command similarity of passed rewrites, per metric, task and category, from
+the stored pair scores (summarised before they are drawn)."""
 
 import streamlit as st
 
 from rsr_core import charts
-from rsr_core.analysis.similarity import METRICS
-from rsr_core.ui.analysis_data import DISPLAY_PAIRS, all_metrics, display_sample, pairs_for, summary_for
-from rsr_core.ui.widgets import app_services, require_data, scripted_banner, summary
+from rsr_core.analysis.pair_metrics import METRICS
+from rsr_core.ui import analysis_data as sim
+from rsr_core.ui.widgets import app_services, md_escape, require_data, scripted_banner
+
+
+@st.fragment(run_every=1.0)
+def refresh_progress(ctx) -> None:
+    """Progress of the background scoring; the page reruns when it is done."""
+    job = sim.background_refresh(ctx)
+    if job.error:
+        st.error(md_escape(f"scoring failed: {job.error}"))
+    elif job.running:
+        share = job.done / job.total if job.total else 0.0
+        st.progress(share, text=f"scoring the pairs of the tasks whose rewrites changed: batch {job.done} of "
+                    f"{job.total or '?'}")  # fmt: skip
+    else:
+        st.rerun()
+
 
 st.title("Command similarity of rewrites")
 st.caption(
     "All unordered pairs of passed rewrite trajectories of the same task; a pair is same-runbook when both "
-    "come from one runbook. Confidence intervals: 95% percentile bootstrap over pairs."
+    "come from one runbook. Confidence intervals: 95% percentile bootstrap over pairs. Scores are computed "
+    "once per change of the data and stored."
 )
 ctx = app_services()
 if require_data(ctx):
     scripted_banner(ctx)
-    db, n = ctx.settings.db_path, summary(ctx)["trajectories"]["rewrite"]
-    base = pairs_for(db, n, "exact")
-    if base.empty:
+    state = sim.state(ctx)
+    if not state["current"]:
+        st.info(f"{state['stale']} task(s) have new or changed passed rewrites: scoring them now.")
+        refresh_progress(ctx)
+        st.stop()
+    if not state["pairs"]:
         st.info("No pairs yet: similarity needs at least two passed rewrites of a task.")
         st.stop()
     c = st.columns([3, 1])
-    default = list(METRICS) if len(base) <= DISPLAY_PAIRS else ["exact"]
-    chosen = c[0].multiselect("metrics", list(METRICS), default, key="sim_metrics") or ["exact"]
+    chosen = c[0].multiselect("metrics", list(METRICS), list(METRICS), key="sim_metrics") or ["exact"]
     shape = c[1].radio("shape", ["box", "violin"], horizontal=True, key="sim_shape")
-    pairs = all_metrics(db, n, tuple(chosen))
-    sample = display_sample(pairs)
-    if len(sample) < len(pairs):
-        st.caption(
-            f"{len(pairs):,} pairs; the distributions show a seeded sample of {len(sample):,}, the table "
-            "uses every pair."
-        )
-    st.plotly_chart(charts.similarity_by_metric(sample, chosen, shape=shape), key="by_metric")
-    st.dataframe(summary_for(db, n, tuple(chosen)), hide_index=True, key="sim_summary")
+    st.caption(f"{state['pairs']:,} pairs of {state['tasks']:,} tasks; the charts draw their summaries.")
+    st.plotly_chart(charts.similarity_by_metric(sim.metric_stats(ctx, tuple(chosen)), shape), key="by_metric")
+    st.dataframe(sim.summary_table(ctx, tuple(chosen)), hide_index=True, key="sim_summary")
     metric = st.selectbox("metric for the per-task and per-category views", chosen, key="sim_metric")
-    counts = pairs["task_id"].value_counts()
-    tasks = st.multiselect("tasks", list(counts.index), list(counts.index[:20]), key="sim_tasks")
+    counts = sim.task_pairs(ctx)
+    ids = list(counts["task_id"])
+    tasks = st.multiselect("tasks", ids, ids[:20], key="sim_tasks")
     left, right = st.columns(2)
     left.plotly_chart(
-        charts.similarity_by_task(display_sample(pairs[pairs["task_id"].isin(tasks)]), metric, shape=shape),
+        charts.similarity_by_task(sim.grouped_stats(ctx, metric, "task_id", tuple(tasks)), metric, shape),
         key="by_task",
     )
-    right.plotly_chart(charts.similarity_by_category(sample, metric, shape=shape), key="by_category")
-    task = st.selectbox(
-        "pairwise heatmap of one task, grouped by runbook", sorted(counts.index), key="sim_task"
+    right.plotly_chart(
+        charts.similarity_by_category(sim.grouped_stats(ctx, metric, "category"), metric, shape),
+        key="by_category",
     )
-    st.plotly_chart(charts.pair_heatmap(pairs, metric, task), key="heatmap")
+    task = st.selectbox("pairwise heatmap of one task, grouped by runbook", sorted(ids), key="sim_task")
+    pairs, size = sim.heatmap_pairs(ctx, task, metric)
+    if size > sim.HEATMAP_TRAJECTORIES:
+        st.caption(f"{size} trajectories: the heatmap shows a seeded sample of {sim.HEATMAP_TRAJECTORIES}.")
+    st.plotly_chart(charts.pair_heatmap(pairs, metric), key="heatmap")
