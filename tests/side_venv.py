@@ -29,20 +29,24 @@ QUIET_ENV = {"HARBOR_TELEMETRY": "0", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
 
 
 def find_python(minor: str) -> Path | None:
-    """An interpreter of Python `minor` (e.g. "3.12"): on PATH, else among pyenv's versions."""
-    on_path = shutil.which(f"python{minor}")
-    if on_path:
-        return Path(on_path)
+    """An interpreter of Python `minor` (e.g. "3.12") that runs: pyenv's installed versions first, then
+    PATH (where pyenv's shim of a version not selected would fail)."""
     roots = [Path.home() / ".pyenv"]
     pyenv = shutil.which("pyenv")
     if pyenv:
         done = subprocess.run([pyenv, "root"], capture_output=True, text=True, check=False)
         if done.returncode == 0 and done.stdout.strip():
             roots.insert(0, Path(done.stdout.strip()))
-    for root in roots:
-        found = sorted((root / "versions").glob(f"{minor}.*/bin/python"))
-        if found:
-            return found[-1]
+    candidates = [
+        p for root in roots for p in sorted((root / "versions").glob(f"{minor}.*/bin/python"))[::-1]
+    ]
+    on_path = shutil.which(f"python{minor}")
+    if on_path:
+        candidates.append(Path(on_path))
+    for candidate in candidates:
+        probe = subprocess.run([str(candidate), "-c", "import sys, venv"], capture_output=True, check=False)
+        if probe.returncode == 0:
+            return candidate
     return None
 
 
