@@ -12,6 +12,20 @@ from rsr_core.commands import (
     runbooks,
     sandbox,
     stats,
+    worker,
 )
 
-COMMAND_MODULES = [app, ingest, stats, browse, analysis, export, discover, rewrite, runbooks, sandbox, demo]
+COMMAND_MODULES = [
+    app,
+    ingest,
+    stats,
+    browse,
+    analysis,
+    export,
+    discover,
+    rewrite,
+    runbooks,
+    sandbox,
+    worker,
+    demo,
+]

@@ -37,6 +37,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument(
         "--all", action="store_true", help="remove every sandbox container and snapshot image, in use or not"
     )
+    g.add_argument(
+        "--ray-address",
+        metavar="ADDR",
+        help="run the clean-up on every node of this Ray cluster ('auto' for the one this machine is in)",
+    )
     add_json(g)
     g.set_defaults(handler=gc)
 
@@ -56,6 +61,17 @@ def gc(args: argparse.Namespace, settings: Settings) -> int:
     from rsr_core.sandbox.engine import docker_client
     from rsr_core.sandbox.gc import gc_containers, gc_snapshot_images
 
+    if args.ray_address:
+        from rsr_core.jobs.ray_backend import gc_cluster
+
+        nodes = gc_cluster(args.ray_address, everything=args.all)
+        lines = [
+            f"{n['host']}/{n['node']}: removed {len(n['removed'])} container(s), {len(n['removed_images'])} "
+            "snapshot image(s)" + ("" if n["docker"] else " (no Docker engine)")
+            for n in nodes
+        ]
+        emit(args, {"nodes": nodes}, "\n".join(lines))
+        return 0
     client = docker_client()
     removed = gc_containers(client, everything=args.all)
     images = gc_snapshot_images(client, everything=args.all)
