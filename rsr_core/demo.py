@@ -10,6 +10,7 @@ from rsr_core.models import IngestReport
 from rsr_core.store import Store
 from rsr_core.store.dump import load_pipeline
 
+
 def demo_data() -> Path:
     """The demo corpus: the repository's data/, shipped in the package as `rsr_core.demo_data`."""
     return Path(str(resources.files("rsr_core.demo_data")))
@@ -19,6 +20,8 @@ DATA = demo_data()
 DEMO_TASKS = DATA / "demo" / "tasks"
 DEMO_JOBS = DATA / "demo" / "jobs"
 DEMO_SCRIPT = DATA / "scripted" / "demo_model.json"
+DEMO_SCRIPT_DIR = DATA / "demo" / "script"
+"""The scripted demo model's answers, from which DEMO_SCRIPT is built (rsr_core/demo_script.py)."""
 DEMO_PIPELINE = DATA / "demo_pipeline"
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from rsr_core.demo import DEMO_SCRIPT, build_demo, is_empty
+from rsr_core.demo import DEMO_SCRIPT, DEMO_SCRIPT_DIR, build_demo, is_empty
+from rsr_core.demo_script import build_script
 from rsr_core.store import pipeline
 
 
@@ -33,7 +34,5 @@ def test_every_demo_run_is_labelled_scripted(store):
     assert all(store.get_trajectory(r["trajectory_id"]).model.startswith("scripted-demo") for r in rows[:20])
 
 
-def test_the_script_file_is_what_record_demo_generates():
-    from scripts.record_demo import build_script
-
-    assert json.loads(DEMO_SCRIPT.read_text()) == build_script()
+def test_the_script_file_is_what_the_recorder_builds_from_the_answers():
+    assert json.loads(DEMO_SCRIPT.read_text()) == build_script(DEMO_SCRIPT_DIR)

@@ -1,8 +1,10 @@
-"""`rsr demo build`."""
+"""`rsr demo build` and `rsr demo record`."""
 
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rsr_core.commands.common import add_db, add_json, emit, open_store
@@ -25,6 +27,28 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_db(b)
     add_json(b)
     b.set_defaults(handler=build)
+    r = s.add_parser(
+        "record",
+        help="regenerate the demo's runs with the scripted demo model in real sandboxes",
+        description="Build the scripted demo model (data/scripted/demo_model.json) from its answers in "
+        "data/demo/script, then run every discovery harness on every demo task and the recording's rewrite "
+        "jobs in real Docker sandboxes against it, replacing data/demo/jobs and data/demo_pipeline. Every "
+        "observation is real terminal output; every model answer is scripted.",
+    )
+    r.add_argument(
+        "--only",
+        choices=["script", "discovery", "rewrite"],
+        help="only rebuild the model script (no Docker), or record only the discovery runs or only the "
+        "rewrite jobs (on the recorded discovery runs)",
+    )
+    r.add_argument(
+        "--data",
+        type=Path,
+        help="the data directory to regenerate (default: the demo corpus the package reads, data/ of a "
+        "checkout)",
+    )
+    add_json(r)
+    r.set_defaults(handler=record)
 
 
 def build(args: argparse.Namespace, settings: Settings) -> int:
@@ -46,3 +70,16 @@ def build(args: argparse.Namespace, settings: Settings) -> int:
         f"{store.path}: {report.trajectories_added} trajectories, {report.tasks_added} tasks",
     )
     return 1 if report.errors else 0
+
+
+def record(args: argparse.Namespace, settings: Settings) -> int:
+    """Record (progress on stderr)."""
+    from rsr_core.demo import demo_data
+    from rsr_core.demo_record import DemoPaths, record_demo
+
+    parts = (args.only,) if args.only else ("discovery", "rewrite")
+    summary = record_demo(
+        DemoPaths(args.data or demo_data()), parts, say=lambda line: print(line, file=sys.stderr, flush=True)
+    )
+    emit(args, summary, None if args.json else "\n".join(f"{k}: {v}" for k, v in summary.items()))
+    return 0
