@@ -83,6 +83,7 @@ def main() -> int:
     finally:
         server.stop()
     command_wait = sum(c["duration"] for a in ANSWERS for c in a["commands"])
+    reward = "none" if result.reward is None else f"{result.reward:g}"  # None: a run that was never verified
     print("## Sandboxes and harness\n")
     print(
         f"Command: `.venv/bin/python benchmarks/sandbox_bench.py --runs {args.runs} --latency-ms {args.latency_ms:g}`\n"
@@ -96,7 +97,7 @@ def main() -> int:
     )
     print(
         f"| Terminus 2 run, 4 turns, {args.latency_ms:g} ms model latency | {run_s:.2f} s "
-        f"(reward {result.reward:g}) | |"
+        f"(reward {reward}) | |"
     )
     print(
         f"| of which model latency / command waits | {4 * args.latency_ms / 1000:.2f} s / {command_wait:.2f} s | |"
