@@ -60,20 +60,22 @@ def limiter_name(base_url: str) -> str:
     return "rsr-llm-limit-" + base_url.replace("/", "_")[:100]
 
 
-def start_limiter(ray: Any, base_url: str, permits: int) -> str:
-    """Create (or find) the endpoint's limiter actor; returns its name."""
-    name = limiter_name(base_url)
-    ray.remote(num_cpus=0)(_Limiter).options(name=name, get_if_exists=True, max_concurrency=1000).remote(
-        permits
+def start_limiter(ray: Any, base_url: str, permits: int) -> Any:
+    """Create (or find) the endpoint's limiter actor, ready to serve; returns its handle (passed to every unit's
+    task, so no worker has to look it up by name)."""
+    actor = (
+        ray.remote(num_cpus=0)(_Limiter)
+        .options(name=limiter_name(base_url), get_if_exists=True, max_concurrency=1000)
+        .remote(permits)
     )
-    return name
+    ray.get(actor.__ray_ready__.remote())
+    return actor
 
 
-def cluster_limited(llm: LLM, name: str) -> LLM:
-    """`llm` whose calls hold a permit of the named limiter actor."""
+def cluster_limited(llm: LLM, actor: Any) -> LLM:
+    """`llm` whose calls hold a permit of the limiter actor."""
     import ray
 
-    actor = ray.get_actor(name)
     return CappedLLM(llm, lambda: ray.get(actor.acquire.remote()), lambda: actor.release.remote())
 
 
@@ -90,12 +92,10 @@ class RayBackend:
     ):
         self.ray = connect(address)
         self.address = address or "local"
-        limiter = None
+        self._limiter = None
         if settings.llm_max_concurrency:
-            limiter = start_limiter(self.ray, base_url, settings.llm_max_concurrency)
-        config = WorkerConfig(
-            settings=settings.model_dump(mode="json"), base_url=base_url, api_key=api_key, llm_limiter=limiter
-        )
+            self._limiter = start_limiter(self.ray, base_url, settings.llm_max_concurrency)
+        config = WorkerConfig(settings=settings.model_dump(mode="json"), base_url=base_url, api_key=api_key)
         self._config = config.model_dump_json()
         self._tarball = self._ship_base_image(settings)
         self._task = self.ray.remote(run_on_worker)
@@ -115,7 +115,7 @@ class RayBackend:
         options: dict[str, Any] = {"num_cpus": 0, "max_retries": NODE_RETRIES, "retry_exceptions": False}
         if kind in SANDBOX_KINDS:
             options["resources"] = {"sandbox": 1}
-        return self._task.options(**options).remote(kind, inputs, self._config, self._tarball)
+        return self._task.options(**options).remote(kind, inputs, self._config, self._tarball, self._limiter)
 
     def wait(self, handles: list[Any], timeout: float) -> list[Outcome]:
         """Finished tasks with their results, or the unit's own error (a lost node's task was retried first)."""

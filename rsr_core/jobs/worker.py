@@ -26,8 +26,6 @@ class WorkerConfig(BaseModel):
     """The model endpoint."""
     api_key: str | None = None
     """Its key (travels inside the cluster, never stored)."""
-    llm_limiter: str | None = None
-    """Name of the cluster-wide concurrency limiter (a Ray actor), when RSR_LLM_MAX_CONCURRENCY is set."""
 
 
 def run_any_unit(kind: str, inputs: dict[str, Any], llm: LLM, sandboxes: SandboxProvider) -> dict[str, Any]:
@@ -52,9 +50,10 @@ _SANDBOXES: dict[str, SandboxProvider] = {}
 _LOCK = threading.Lock()
 
 
-def _llm(config: WorkerConfig) -> LLM:
-    """This worker process's model client for the config (built once; capped cluster-wide when configured)."""
-    key = config.model_dump_json()
+def _llm(config: WorkerConfig, limiter: Any = None) -> LLM:
+    """This worker process's model client for the config (built once; capped cluster-wide through the limiter
+    actor when RSR_LLM_MAX_CONCURRENCY is set)."""
+    key = config.model_dump_json() + ("/capped" if limiter is not None else "")
     with _LOCK:
         if key not in _LLMS:
             from rsr_core.llm.client import LLMClient
@@ -67,10 +66,10 @@ def _llm(config: WorkerConfig) -> LLM:
                 settings.llm_max_retries,
                 max_answer_bytes=settings.llm_max_answer_bytes,
             )
-            if config.llm_limiter:
+            if limiter is not None:
                 from rsr_core.jobs.ray_backend import cluster_limited
 
-                llm = cluster_limited(llm, config.llm_limiter)
+                llm = cluster_limited(llm, limiter)
             _LLMS[key] = llm
         return _LLMS[key]
 
@@ -110,7 +109,7 @@ def ensure_base_image(client: Any, settings: Settings, shipped: list[Any]) -> No
 
 
 def run_on_worker(
-    kind: str, inputs: dict[str, Any], config_json: str, base_image_tarball: list[Any]
+    kind: str, inputs: dict[str, Any], config_json: str, base_image_tarball: list[Any], limiter: Any = None
 ) -> dict[str, Any]:
     """A Ray task's body: build (or reuse) this node's services and run the unit; the result names the node.
     Only units that open a sandbox touch the node's Docker engine."""
@@ -120,7 +119,7 @@ def run_on_worker(
 
     config = WorkerConfig(**json.loads(config_json))
     sandboxes = _sandboxes(config, base_image_tarball) if kind in SANDBOX_KINDS else _NO_SANDBOXES
-    result = run_any_unit(kind, inputs, _llm(config), sandboxes)
+    result = run_any_unit(kind, inputs, _llm(config, limiter), sandboxes)
     node = ray.get_runtime_context().get_node_id()
     result["worker"] = f"{socket.gethostname()}/{node[:8]}"
     return result

@@ -135,6 +135,10 @@ class ScriptedServer(ThreadingHTTPServer):
         self.rules, latency = load_script(script)
         self.latency = latency if latency_ms is None else latency_ms / 1000.0
         self.requests: list[dict] = []
+        self.in_flight = 0
+        """Chat requests being answered right now."""
+        self.max_in_flight = 0
+        """The most chat requests it answered at once (what a client-side concurrency cap must bound)."""
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         super().__init__(("127.0.0.1", port), _Handler)
@@ -168,6 +172,17 @@ class ScriptedServer(ThreadingHTTPServer):
             f"no scripted response for model {model!r}; last user message starts: {last[:200]!r}",
             None,
         )
+
+    def entered(self) -> None:
+        """A chat request started (counted for `max_in_flight`)."""
+        with self._lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+
+    def left(self) -> None:
+        """A chat request was answered."""
+        with self._lock:
+            self.in_flight -= 1
 
     def start(self) -> ScriptedServer:
         """Serve in a background thread."""
@@ -231,9 +246,13 @@ class _Handler(BaseHTTPRequestHandler):
         if not isinstance(model, str) or not isinstance(messages, list):
             self._error(400, "expected 'model' (string) and 'messages' (list)")
             return
-        if self.server.latency:
-            time.sleep(self.server.latency)
-        status, text, rule = self.server.pick(model, messages, body.get("seed"))
+        self.server.entered()
+        try:
+            if self.server.latency:
+                time.sleep(self.server.latency)
+            status, text, rule = self.server.pick(model, messages, body.get("seed"))
+        finally:
+            self.server.left()
         if rule is not None and status == 200:  # a broken success: raw body, or no choices
             if rule.error_body is not None:
                 self._send(200, rule.error_body.encode(), {"retry-after-ms": f"{rule.retry_after_ms:g}"})

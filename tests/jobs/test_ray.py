@@ -188,3 +188,17 @@ def test_sandbox_gc_runs_on_every_node(cluster):
     assert out.returncode == 0, out.stderr
     nodes = json.loads(out.stdout)["nodes"]
     assert {n["node"] for n in nodes} == set(_node_ids()) and all(n["docker"] for n in nodes)
+
+
+def test_the_model_endpoint_cap_holds_across_the_cluster(cluster, db):
+    c, _ = cluster
+    srv = ScriptedServer({"rules": rules()}, latency_ms=150).start()
+    try:
+        settings = Settings.from_env({"RSR_DB": str(db), "RSR_LLM_MAX_CONCURRENCY": "1"})
+        store = Store(db)
+        runner = JobRunner(store, backend=RayBackend(c.address, settings, srv.url, slots=6))
+        assert runner.run(runner.create(RewriteParams(**{**PARAMS, "k": 3}))) == "done"
+        capped = srv.max_in_flight
+    finally:
+        srv.stop()
+    assert capped == 1  # three planners, then critics and executions on several nodes: one request at a time
