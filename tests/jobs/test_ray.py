@@ -197,8 +197,8 @@ def test_the_model_endpoint_cap_holds_across_the_cluster(cluster, db):
         settings = Settings.from_env({"RSR_DB": str(db), "RSR_LLM_MAX_CONCURRENCY": "1"})
         store = Store(db)
         runner = JobRunner(store, backend=RayBackend(c.address, settings, srv.url, slots=6))
-        assert runner.run(runner.create(RewriteParams(**{**PARAMS, "k": 3}))) == "done"
+        assert runner.run(runner.create(RewriteParams(**{**PARAMS, "m": 3}))) == "done"
         capped = srv.max_in_flight
     finally:
         srv.stop()
-    assert capped == 1  # three planners, then critics and executions on several nodes: one request at a time
+    assert capped == 1  # planners, critics and executions on several nodes at once: one request at a time
