@@ -129,7 +129,13 @@ def prepare(base: Path | None, corpus: Path | None, work: Path, runbooks: int) -
         base = work / "built.duckdb"
         build_database(corpus, base)
     shutil.copy(base, db)
-    return db, add_review_queue(db, runbooks)
+    added = add_review_queue(db, runbooks)
+    # What `rsr ingest` does at its end (a database built before stored similarity has none yet).
+    from rsr_core.analysis.similarity_refresh import refresh
+    from rsr_core.store import Store
+
+    added["similarity_refresh_s"] = round(refresh(Store(db)).seconds, 1)
+    return db, added
 
 
 def free_port() -> int:

@@ -103,6 +103,12 @@ _REFRESHES: dict[str, Refresh] = {}
 _GUARD = threading.Lock()
 
 
+def refresh_job(ctx: AppServices) -> Refresh:
+    """The latest background refresh of this database (an idle one when none was started)."""
+    with _GUARD:
+        return _REFRESHES.setdefault(ctx.settings.db_path, Refresh())
+
+
 def background_refresh(ctx: AppServices) -> Refresh:
     """The refresh of this database, started now unless one is running (one per database and process)."""
     with _GUARD:

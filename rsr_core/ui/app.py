@@ -5,6 +5,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from rsr_core.ui.data import one_use_per_run
 from rsr_core.ui.memory import freeze_after_first_run
 
 PAGES = Path(__file__).resolve().parent / "pages"
@@ -28,7 +29,8 @@ def navigate() -> None:
     ]
     page = st.navigation(pages)
     try:
-        page.run()
+        with one_use_per_run():
+            page.run()
     finally:
         freeze_after_first_run(page.url_path or "overview")
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager, nullcontext
 from typing import Any, ParamSpec, TypeVar
 
 import duckdb
@@ -35,11 +37,39 @@ def db_signature(path: str) -> tuple[tuple[int, int, int] | None, ...]:
     return tuple(out)
 
 
-@st.cache_data(show_spinner=False, max_entries=1000)
-def _run(name: str, db_path: str, signature: tuple, args: tuple, kwargs: dict[str, Any]) -> Any:
+_RUN = threading.local()
+
+
+@contextmanager
+def one_use_per_run() -> Iterator[None]:
+    """Within this block (one script run of the app), the reads of every cache miss share one use of the
+    database, opened at the first miss and let go at the end: opening the file costs tens of ms at paper
+    scale, and after another process's commit every read of a page misses."""
+    _RUN.stack = ExitStack()
+    try:
+        yield
+    finally:
+        stack, _RUN.stack = _RUN.stack, None
+        stack.close()
+
+
+def _cursor(db_path: str) -> Any:
     from rsr_core.ui.widgets import services_for
 
-    with services_for(db_path).store.reading() as cur:
+    store = services_for(db_path).store
+    stack = getattr(_RUN, "stack", None)
+    if stack is None:
+        return store.reading()
+    cur = getattr(_RUN, "cursors", {}).get(db_path) if getattr(_RUN, "owner", None) is stack else None
+    if cur is None:
+        cur = stack.enter_context(store.reading())
+        _RUN.owner, _RUN.cursors = stack, {db_path: cur}
+    return nullcontext(cur)
+
+
+@st.cache_data(show_spinner=False, max_entries=1000)
+def _run(name: str, db_path: str, signature: tuple, args: tuple, kwargs: dict[str, Any]) -> Any:
+    with _cursor(db_path) as cur:
         return _QUERIES[name](cur, *args, **kwargs)
 
 

@@ -4,18 +4,18 @@ and a zip of the written export for download."""
 from __future__ import annotations
 
 import io
+import threading
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
-import streamlit as st
 
 from rsr_core.export.models import ExportFilters, ExportPreview
 from rsr_core.export.service import preview
 from rsr_core.store import app_queries
 from rsr_core.ui.context import AppServices
 from rsr_core.ui.data import Cursor, cached, db_signature
-from rsr_core.ui.widgets import services_for
 
 EXTENSIONS = {"sft-jsonl": "sft.jsonl", "sharegpt": "sharegpt.jsonl", "parquet": "parquet", "atif": "atif"}
 WHY = {
@@ -42,15 +42,57 @@ def task_ids(ctx: AppServices) -> list[str]:
     return _tasks(ctx)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
-def _plan(db_path: str, signature: tuple, filters_json: str) -> ExportPreview:
-    return preview(services_for(db_path).store, ExportFilters.model_validate_json(filters_json))
+@dataclass
+class Counting:
+    """The export's dry run for one database state and one set of filters, run in a background thread."""
+
+    signature: tuple
+    thread: threading.Thread | None = None
+    result: ExportPreview | None = None
+    error: str | None = None
+
+    @property
+    def running(self) -> bool:
+        return self.thread is not None and self.thread.is_alive()
 
 
-def plan_of(ctx: AppServices, filters: ExportFilters) -> ExportPreview:
-    """The export's own dry run for these filters (what the write would produce), cached per database state."""
+_COUNTS: dict[tuple[str, str], Counting] = {}
+_GUARD = threading.Lock()
+KEEP = 16  # dry runs remembered (filter sets x databases)
+WAIT_S = 0.3  # a small database's count is shown at once, a large one's follows when ready
+
+
+def _count(ctx: AppServices, filters: ExportFilters, job: Counting) -> None:
+    try:
+        job.result = preview(ctx.store, filters)
+    except Exception as exc:  # shown on the page
+        job.error = f"{type(exc).__name__}: {exc}"
+
+
+def plan_of(ctx: AppServices, filters: ExportFilters) -> tuple[ExportPreview | None, bool, str | None]:
+    """The export's own dry run for these filters: (the latest finished count, whether it is of the data as it
+    is now, an error). Counting a paper-scale database takes tens of seconds, so it runs in the background,
+    once per database state and filters, and the page shows the last count until the new one is ready."""
     path = ctx.settings.db_path
-    return _plan(path, db_signature(path), filters.model_dump_json())
+    key, signature = (path, filters.model_dump_json()), db_signature(path)
+    with _GUARD:
+        job = _COUNTS.get(key)
+        if job is None or (job.signature != signature and not job.running):
+            previous = job
+            job = Counting(signature)
+            if previous is not None:
+                job.result = previous.result  # shown, marked as earlier, until the new count is done
+            job.thread = threading.Thread(
+                target=_count, args=(ctx, filters, job), daemon=True, name="export-count"
+            )
+            job.thread.start()
+            _COUNTS[key] = job
+            while len(_COUNTS) > KEEP:
+                _COUNTS.pop(next(iter(_COUNTS)))
+    if job.running:
+        job.thread.join(WAIT_S)
+    current = not job.running and job.signature == signature and job.error is None
+    return job.result, current, job.error
 
 
 def left_out_frame(plan: ExportPreview) -> pd.DataFrame:

@@ -9,6 +9,34 @@ from rsr_core.outputs import OutputError
 from rsr_core.ui.export_views import archive_bytes, default_out, left_out_frame, plan_of, task_ids
 from rsr_core.ui.widgets import app_services, md_escape, require_data, scripted_banner
 
+
+def show_preview(ctx, filters: ExportFilters) -> bool:
+    """Exactly what the write would produce (counted in the background); True when it is of the data as it is
+    now."""
+    plan, current, error = plan_of(ctx, filters)
+    if error:
+        st.error(md_escape(f"counting failed: {error}"))
+    if plan is None:
+        st.info("counting exactly what the export would write…")
+        return current
+    if not current and not error:
+        st.caption("counted before the latest change of the data; counting again…")
+    m = st.columns(4)
+    m[0].metric("selected", plan.selected)
+    m[1].metric("would be exported", plan.exported)
+    m[2].metric("exact duplicates dropped", plan.duplicates)
+    m[3].metric("left out", plan.left_out.total)
+    st.dataframe(left_out_frame(plan), hide_index=True, key="ex_left_out")
+    return current
+
+
+@st.fragment(run_every=1.0)
+def poll_preview(ctx, filters: ExportFilters) -> None:
+    """The preview, redrawn every second while it is being counted; the page reruns once it is done."""
+    if show_preview(ctx, filters):
+        st.rerun()
+
+
 st.title("Export for fine-tuning")
 ctx = app_services()
 if require_data(ctx):
@@ -30,14 +58,10 @@ if require_data(ctx):
         all_trajectories=everything,
         include_scripted=scripted,
     )
-    with st.spinner("counting exactly what the export would write…"):
-        plan = plan_of(ctx, filters)
-    m = st.columns(4)
-    m[0].metric("selected", plan.selected)
-    m[1].metric("would be exported", plan.exported)
-    m[2].metric("exact duplicates dropped", plan.duplicates)
-    m[3].metric("left out", plan.left_out.total)
-    st.dataframe(left_out_frame(plan), hide_index=True, key="ex_left_out")
+    if plan_of(ctx, filters)[1]:
+        show_preview(ctx, filters)
+    else:
+        poll_preview(ctx, filters)
     out = st.text_input("write to", default_out(fmt), key=f"ex_out_{fmt}")
     force = st.checkbox("replace it if it exists (an earlier output)", False, key="ex_force")
     if st.button("write the export", type="primary", key="ex_write"):

@@ -1,6 +1,8 @@
 """Rewrite: choose sources, K/M/rounds/gate and models (kept per database), check the endpoint, start a job and
 follow every job live."""
 
+import math
+
 import streamlit as st
 
 from rsr_core.jobs.runner import JobError
@@ -8,7 +10,15 @@ from rsr_core.llm.client import LLMError
 from rsr_core.store import app_queries
 from rsr_core.store import jobs as jobs_sql
 from rsr_core.ui.data import cached, read
-from rsr_core.ui.rewrite_views import endpoint_form, job_params, load_form, progress, readiness
+from rsr_core.ui.rewrite_views import (
+    backend_form,
+    endpoint_form,
+    job_params,
+    load_form,
+    make_backend,
+    progress,
+    readiness,
+)
 from rsr_core.ui.widgets import app_services, md_escape, require_data
 
 
@@ -17,6 +27,8 @@ def candidates(cur):
     """Successful discovery runs that can be rewritten."""
     return app_queries.rewrite_candidates(cur)
 
+
+SOURCE_ROWS = 50  # successes drawn per page (a paper-scale database has thousands)
 
 st.title("Rewrite")
 ctx = app_services()
@@ -29,11 +41,19 @@ if require_data(ctx):
     tasks = st.multiselect(
         "rewrite every success of these tasks", sorted(found["task_id"].unique()), key="rw_tasks"
     )
+    pages = max(1, math.ceil(len(found) / SOURCE_ROWS))
+    page = st.number_input(f"sources page (of {pages}; {len(found):,} successes)", 1, pages, 1, key="rw_page")
+    shown = found.iloc[(page - 1) * SOURCE_ROWS : page * SOURCE_ROWS].reset_index(drop=True)
     event = st.dataframe(
-        found, hide_index=True, on_select="rerun", selection_mode="multi-row", key="rw_sources"
+        shown, hide_index=True, on_select="rerun", selection_mode="multi-row", key=f"rw_sources_{page}"
     )
-    sources = [found.iloc[i]["trajectory_id"] for i in event.selection.rows] if event else []
+    picked = st.session_state.setdefault("rw_picked", {})  # page -> rows chosen there, kept across pages
+    picked[page] = [shown.iloc[i]["trajectory_id"] for i in event.selection.rows] if event else []
+    sources = [tid for rows in picked.values() for tid in rows]
+    if sources:
+        st.caption(f"{len(sources)} source(s) selected on {sum(1 for r in picked.values() if r)} page(s)")
     params = job_params(ctx, sources, tasks, models)
+    backend, address = backend_form(ctx)
     start = st.button(
         "start the job",
         type="primary",
@@ -44,9 +64,12 @@ if require_data(ctx):
         try:
             llm = ctx.llm_for(url, key)
             llm.list_models()  # the endpoint must answer before a job is started
-            job = ctx.jobs.start(params, llm, workers=st.session_state["workers"])
+            workers = st.session_state["workers"]
+            job = ctx.jobs.start(
+                params, llm, workers=workers, backend=make_backend(ctx, backend, address, url, key, workers)
+            )
             st.success(md_escape(f"started {job.job_id}; the app stays usable while it runs"))
-        except (JobError, LLMError, ValueError) as exc:
+        except (JobError, LLMError, ValueError, ConnectionError, ImportError) as exc:
             st.error(md_escape(str(exc)))
     resumable = [
         r["job_id"]
@@ -61,7 +84,13 @@ if require_data(ctx):
         )
         if c[1].button("resume", key="resume_btn", disabled=not docker_ready or not url):
             try:
-                ctx.jobs.resume(job_id, ctx.llm_for(url, key), workers=st.session_state["workers"])
+                workers = st.session_state["workers"]
+                ctx.jobs.resume(
+                    job_id,
+                    ctx.llm_for(url, key),
+                    workers=workers,
+                    backend=make_backend(ctx, backend, address, url, key, workers),
+                )
             except (JobError, ValueError) as exc:
                 st.error(md_escape(str(exc)))
     st.subheader("Jobs")

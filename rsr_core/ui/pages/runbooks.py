@@ -1,10 +1,14 @@
 """Runbooks: the review queue by status with progress, "next pending", bulk approve/reject, and one runbook's
 rounds, flags, reviews and provenance."""
 
+import math
+
 import streamlit as st
 
 from rsr_core.ui.runbook_views import STATUSES, progress_bars, queue, review_form, runbook_detail
 from rsr_core.ui.widgets import app_services, md_escape, require_data, scripted_banner
+
+QUEUE_ROWS = 50  # rounds drawn per page of the queue (the queue itself may hold thousands)
 
 st.title("Runbooks")
 ctx = app_services()
@@ -33,24 +37,28 @@ if require_data(ctx):
     )
     rows = queue(ctx, status, task)
     pending = list(all_rbs.loc[all_rbs["status"] == "pending_review", "runbook_id"])
-    focus = st.session_state.get("rb_next") or st.query_params.get("runbook")
     if c[2].button(f"next pending ({len(pending)})", key="rb_next_btn", disabled=not pending):
-        after = [r for r in pending if focus is None or r > focus]
-        st.session_state["rb_next"] = (after or pending)[0]
-        st.session_state.pop("rb_focus", None)
-        st.rerun()
-    event = st.dataframe(rows, hide_index=True, on_select="rerun", selection_mode="multi-row", key="rb_table")
-    selected = [rows.iloc[i]["runbook_id"] for i in event.selection.rows] if event else []
+        current = st.session_state.get("rb_focus") or st.query_params.get("runbook")
+        after = [r for r in pending if current is None or r > current]
+        st.session_state["rb_focus"] = (after or pending)[0]  # before the selectbox exists in this run
+    pages = max(1, math.ceil(len(rows) / QUEUE_ROWS))
+    page = st.number_input(f"queue page (of {pages}; {len(rows):,} rounds)", 1, pages, 1, key="rb_page")
+    shown = rows.iloc[(page - 1) * QUEUE_ROWS : page * QUEUE_ROWS].reset_index(drop=True)
+    event = st.dataframe(
+        shown, hide_index=True, on_select="rerun", selection_mode="multi-row", key="rb_table"
+    )
+    selected = [shown.iloc[i]["runbook_id"] for i in event.selection.rows] if event else []
     with st.expander(f"bulk review of the selection ({len(selected)} selected)", expanded=bool(selected)):
         review_form(ctx, selected, key="bulk")
-    if len(selected) == 1:
-        focus = selected[0]
-    options = list(rows["runbook_id"])
+    if len(selected) == 1 and st.session_state.get("rb_selected") != selected[0]:
+        st.session_state["rb_focus"] = selected[0]  # a newly selected row opens below
+    st.session_state["rb_selected"] = selected[0] if len(selected) == 1 else None
+    focus = st.session_state.get("rb_focus") or st.query_params.get("runbook")
+    options = list(shown["runbook_id"])
     if focus is not None and focus not in options:
         options = [focus, *options]
     if options:
-        chosen = st.selectbox(
-            "runbook", options, index=options.index(focus) if focus in options else 0, key="rb_focus"
-        )
-        st.session_state["rb_next"] = chosen
+        if focus is not None:
+            st.session_state["rb_focus"] = focus
+        chosen = st.selectbox("runbook", options, key="rb_focus")
         runbook_detail(ctx, chosen)

@@ -12,7 +12,7 @@ from rsr_core.ui.widgets import app_services, md_escape, require_data, scripted_
 @st.fragment(run_every=1.0)
 def refresh_progress(ctx) -> None:
     """Progress of the background scoring; the page reruns when it is done."""
-    job = sim.background_refresh(ctx)
+    job = sim.refresh_job(ctx)
     if job.error:
         st.error(md_escape(f"scoring failed: {job.error}"))
     elif job.running:
@@ -35,6 +35,7 @@ if require_data(ctx):
     state = sim.state(ctx)
     if not state["current"]:
         st.info(f"{state['stale']} task(s) have new or changed passed rewrites: scoring them now.")
+        sim.background_refresh(ctx)
         refresh_progress(ctx)
         st.stop()
     if not state["pairs"]:
