@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 
+from rsr_core.jobs.backends import Backend
 from rsr_core.jobs.runner import JobRunner
 from rsr_core.protocols import LLM, SandboxProvider
 from rsr_core.rewrite.units import RewriteParams
@@ -60,14 +61,21 @@ class JobManager:
         thread.start()
         return job
 
-    def start(self, params: RewriteParams, llm: LLM, workers: int = 1) -> RunningJob:
-        """Create a job and run it in the background."""
-        runner = JobRunner(self.store, llm, self._sandboxes(), workers=workers)
+    def _runner(self, llm: LLM, workers: int, backend: Backend | None) -> JobRunner:
+        if backend is not None:  # a Ray cluster: the units' services are built on its nodes
+            return JobRunner(self.store, backend=backend)
+        return JobRunner(self.store, llm, self._sandboxes(), workers=workers)
+
+    def start(
+        self, params: RewriteParams, llm: LLM, workers: int = 1, backend: Backend | None = None
+    ) -> RunningJob:
+        """Create a job and run it in the background (in threads here, or on `backend`)."""
+        runner = self._runner(llm, workers, backend)
         return self._launch(runner.create(params), runner, resume=False)
 
-    def resume(self, job_id: str, llm: LLM, workers: int = 1) -> RunningJob:
+    def resume(self, job_id: str, llm: LLM, workers: int = 1, backend: Backend | None = None) -> RunningJob:
         """Resume a job (e.g. after approving runbooks of a human-gated job)."""
-        runner = JobRunner(self.store, llm, self._sandboxes(), workers=workers)
+        runner = self._runner(llm, workers, backend)
         return self._launch(job_id, runner, resume=True)
 
     def cancel(self, job_id: str) -> None:

@@ -79,6 +79,8 @@ def load_form(ctx: AppServices) -> None:
         "rounds": 3,
         "gate": "critic",
         "workers": 2,
+        "backend": ctx.settings.backend,
+        "ray_address": ctx.settings.ray_address or "",
     }
     for name in FORM_KEYS:
         value = saved.get(PREFIX + name, defaults[name])
@@ -266,3 +268,38 @@ def progress(ctx: AppServices) -> None:
                          [r["job_id"] for r in rows].index(active[0]))  # fmt: skip
     if shown:
         job_view(ctx, shown)
+
+
+def backend_form(ctx: AppServices) -> tuple[str, str]:
+    """Where the job's units run: threads of the app process, or a Ray cluster (kept per database)."""
+    c = st.columns([1, 3])
+    backend = c[0].radio(
+        "run units on",
+        ["threads", "ray"],
+        key="backend",
+        horizontal=True,
+        on_change=_save,
+        args=(ctx, "backend"),
+    )
+    address = c[1].text_input(
+        "Ray cluster address (blank: a local Ray instance)",
+        key="ray_address",
+        disabled=backend != "ray",
+        on_change=_save,
+        args=(ctx, "ray_address"),
+    )
+    if backend == "ray":
+        st.caption(
+            "sandbox units run on nodes that advertise `sandbox` (`rsr worker start --sandboxes N`); the job view "
+            "shows the node each unit ran on"
+        )
+    return backend, address
+
+
+def make_backend(ctx: AppServices, backend: str, address: str, url: str, key: str, workers: int) -> Any:
+    """None for the app's own threads, else a Ray backend on the chosen cluster."""
+    if backend != "ray":
+        return None
+    from rsr_core.jobs.ray_backend import RayBackend
+
+    return RayBackend(address or None, ctx.settings, url, key or ctx.settings.api_key, slots=workers)
