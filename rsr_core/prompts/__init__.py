@@ -1,4 +1,5 @@
-"""Versioned prompt templates. A template's version is its file name's `_vN` suffix."""
+"""Versioned prompt templates (Jinja2: `{{ name }}` placeholders; a missing value is an error, never an empty
+string). A template's version is its file name's `_vN` suffix."""
 
 from __future__ import annotations
 
@@ -19,11 +20,23 @@ def load_json(name: str) -> Any:
     return json.loads(load(name))
 
 
+@cache
+def _environment() -> Any:
+    import jinja2
+
+    # Prompts are plain text (no HTML escaping), kept byte for byte (the trailing newline too).
+    return jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)
+
+
+@cache
+def _compiled(template: str) -> Any:
+    return _environment().from_string(template)
+
+
 def render(template: str, **values: Any) -> str:
-    """Fill `{name}` placeholders; other braces (JSON examples) are left alone."""
-    for key, value in values.items():
-        template = template.replace("{" + key + "}", str(value))
-    return template
+    """Fill a template's `{{ name }}` placeholders; a placeholder without a value raises jinja2's
+    UndefinedError (single braces, as in JSON examples, are plain text)."""
+    return _compiled(template).render(**values)
 
 
 def version_of(name: str) -> str:
