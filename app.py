@@ -1,9 +1,8 @@
-"""RSR Studio: navigation only (the app ships inside the package, rsr_core/ui). `make app`, `rsr app`, or
-`streamlit run app.py` in a checkout."""
+"""RSR Studio (the app ships inside the package, rsr_core/ui): `make app`, `rsr app`, or `streamlit run app.py`
+in a checkout. Streamlit serves this ASGI app: a warm-up, then the navigation script for every page run."""
 
-import runpy
-from pathlib import Path
+import streamlit as st
 
-import rsr_core.ui
+from rsr_core.ui.server import NAVIGATION, warm_up
 
-runpy.run_path(str(Path(rsr_core.ui.__file__).parent / "app.py"), run_name="__main__")
+app = st.App(str(NAVIGATION), lifespan=warm_up)

@@ -148,13 +148,13 @@ def free_port() -> int:
 class Server:
     """`streamlit run SCRIPT` on a free port, stopped (its process group) on `stop()`."""
 
-    def __init__(self, script: Path, env: dict[str, str] | None = None):
-        self.script, self.env = script, env or {}
+    def __init__(self, script: Path, env: dict[str, str] | None = None, port: int | None = None):
+        self.script, self.env, self.port = script, env or {}, port
         self.proc: subprocess.Popen | None = None
         self.url = ""
 
     def start(self) -> Server:
-        port = free_port()
+        port = self.port or free_port()
         env = {**os.environ, **self.env}
         env.pop("RSR_LLM_BASE_URL", None)
         self.proc = subprocess.Popen(

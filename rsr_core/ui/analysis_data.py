@@ -126,6 +126,7 @@ def background_refresh(ctx: AppServices) -> Refresh:
             except Exception as exc:  # shown on the page; the next visit tries again
                 job.error = f"{type(exc).__name__}: {exc}"
 
-        job.thread = threading.Thread(target=work, name="similarity-refresh", daemon=True)
+        # Not a daemon: the interpreter waits for it at exit instead of killing it inside DuckDB (which aborts).
+        job.thread = threading.Thread(target=work, name="similarity-refresh")
         job.thread.start()
         return job

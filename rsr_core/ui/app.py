@@ -1,39 +1,9 @@
-"""The studio's navigation: the page list, nothing else. `rsr app` (or `streamlit run app.py` in a checkout)
-runs this file; the pages are the thin files beside it in `pages/`."""
-
-from pathlib import Path
+"""The studio server: `rsr app` (and `streamlit run app.py` in a checkout, whose app.py says the same) serve
+this ASGI app. Streamlit finds `app` here, warms the process up in its lifespan (rsr_core/ui/server.py) and
+runs the navigation script (rsr_core/ui/navigation.py, the page list) for every page run."""
 
 import streamlit as st
 
-from rsr_core.ui.data import one_use_per_run
-from rsr_core.ui.memory import freeze_after_first_run
+from rsr_core.ui.server import NAVIGATION, warm_up
 
-PAGES = Path(__file__).resolve().parent / "pages"
-PAGE_TITLES = {
-    "overview": "Overview",
-    "trajectories": "Trajectories",
-    "diff": "Diff",
-    "runbooks": "Runbooks",
-    "rewrite": "Rewrite",
-    "similarity": "Similarity",
-    "export": "Export",
-}
-
-
-def navigate() -> None:
-    """Build the page list and run the selected page."""
-    st.set_page_config(page_title="RSR Studio", layout="wide")
-    pages = [
-        st.Page(PAGES / f"{name}.py", title=title, default=name == "overview")
-        for name, title in PAGE_TITLES.items()
-    ]
-    page = st.navigation(pages)
-    try:
-        with one_use_per_run():
-            page.run()
-    finally:
-        freeze_after_first_run(page.url_path or "overview")
-
-
-if __name__ == "__main__":  # Streamlit runs its main script as __main__
-    navigate()
+app = st.App(str(NAVIGATION), lifespan=warm_up)

@@ -82,9 +82,8 @@ def plan_of(ctx: AppServices, filters: ExportFilters) -> tuple[ExportPreview | N
             job = Counting(signature)
             if previous is not None:
                 job.result = previous.result  # shown, marked as earlier, until the new count is done
-            job.thread = threading.Thread(
-                target=_count, args=(ctx, filters, job), daemon=True, name="export-count"
-            )
+            # Not a daemon: at exit the interpreter waits for it rather than kill it inside DuckDB (which aborts).
+            job.thread = threading.Thread(target=_count, args=(ctx, filters, job), name="export-count")
             job.thread.start()
             _COUNTS[key] = job
             while len(_COUNTS) > KEEP:

@@ -207,7 +207,7 @@ def page_link(label: str, page: str, **params: str) -> None:
 
     from streamlit.errors import StreamlitAPIException
 
-    from rsr_core.ui.app import PAGES
+    from rsr_core.ui.navigation import PAGES
 
     try:
         st.page_link(str(PAGES / f"{page}.py"), label=label, query_params=params or None)

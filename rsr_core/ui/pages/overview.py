@@ -2,8 +2,7 @@
 
 import streamlit as st
 
-from rsr_core import charts
-from rsr_core.ui.overview_data import overview_figures
+from rsr_core.ui.overview_data import overview_charts, overview_figures
 from rsr_core.ui.widgets import app_services, require_data, scripted_banner, summary
 
 st.title("RSR Studio")
@@ -18,6 +17,7 @@ if require_data(ctx):
     cols[4].metric("steps", f"{counts['steps']:,}")
     fig = overview_figures(ctx)
     coverage = fig["coverage"]
+    drawn = overview_charts(ctx, fig)
 
     st.subheader("Coverage of the discovery harnesses")
     if coverage["harnesses"]:
@@ -29,8 +29,8 @@ if require_data(ctx):
             "the verifier never counts as solved"
         )
         left, right = st.columns(2)
-        left.plotly_chart(charts.coverage_bars(fig["harness"], coverage["union_solved"]), key="coverage_bars")
-        right.plotly_chart(charts.coverage_upset(fig["upset"]), key="coverage_upset")
+        left.plotly_chart(drawn["coverage_bars"], key="coverage_bars")
+        right.plotly_chart(drawn["coverage_upset"], key="coverage_upset")
         st.dataframe(fig["harness"], hide_index=True, key="coverage_table")
     else:
         st.info("No discovery trajectories yet: run `rsr discover` or ingest discovery runs.")
@@ -38,7 +38,7 @@ if require_data(ctx):
     st.subheader("Rewrite funnel")
     funnel = fig["funnel"]
     if funnel["runbooks"] or funnel["executions"]:
-        st.plotly_chart(charts.funnel_chart(fig["funnel_frame"], funnel["expansion_ratio"]), key="funnel")
+        st.plotly_chart(drawn["funnel"], key="funnel")
     else:
         st.info("No rewrite jobs yet: start one on the Rewrite page or with `rsr rewrite`.")
 

@@ -1,0 +1,90 @@
+"""The studio's server side: what `streamlit run` starts before it serves anyone.
+
+Streamlit serves the studio as an ASGI app (rsr_core/ui/app.py) whose lifespan warms the process up: the
+modules every page imports (pandas, pyarrow, DuckDB, pydantic models, plotly and its validators), the store
+(opened and migrated), the first page's reads (cached per database state, as a page run would) and, when
+the stored similarity scores are stale, their refresh in the background. The server answers its health check
+only after this, so the first page after a start costs what a later one does; the long-lived heap is then
+frozen out of the garbage collector's sight (see rsr_core/ui/memory.py).
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib
+import logging
+import sys
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+NAVIGATION = Path(__file__).resolve().parent / "navigation.py"
+MODULES = (
+    "pandas",
+    "pyarrow",
+    "plotly.graph_objects",
+    "rsr_core.charts",
+    "rsr_core.ui.widgets",
+    "rsr_core.ui.overview_data",
+    "rsr_core.ui.trajectory_views",
+    "rsr_core.ui.runbook_views",
+    "rsr_core.ui.diff_data",
+    "rsr_core.ui.analysis_data",
+    "rsr_core.ui.export_views",
+    "rsr_core.ui.navigation",
+)
+_LOG = logging.getLogger("rsr_core.ui")
+
+
+def _figures() -> None:
+    """Build one small figure of each kind the pages draw (plotly loads a trace type's validators on first use)."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure([go.Bar(x=[1], y=[1]), go.Scatter(x=[0], y=[0], fill="toself"), go.Box(q1=[0], median=[0],
+                     q3=[0], lowerfence=[0], upperfence=[0], x=["a"]), go.Heatmap(z=[[0]])])  # fmt: skip
+    fig.add_shape(type="line", x0=0, x1=1, y0=0, y1=1)
+    fig.add_hline(y=0)
+    fig.update_layout(title="warm-up")
+    fig.to_json()
+
+
+def _first_reads() -> None:
+    """Open the store for RSR_DB and fill the caches the Overview and the list read first."""
+    from rsr_core.settings import Settings
+    from rsr_core.ui import analysis_data, trajectory_views
+    from rsr_core.ui.overview_data import overview_charts, overview_figures
+    from rsr_core.ui.widgets import _scripted_share, services_for, summary
+
+    ctx = services_for(Settings.from_env().db_path)
+    counts = summary(ctx)
+    if not (counts["tasks"] or sum(counts["trajectories"].values())):
+        return
+    _scripted_share(ctx)
+    overview_charts(ctx, overview_figures(ctx))
+    trajectory_views._facets(ctx)  # noqa: SLF001 - the list's first read
+    if not analysis_data.state(ctx)["current"]:
+        analysis_data.background_refresh(ctx)
+
+
+def warm(steps: tuple[Any, ...] = ()) -> None:
+    """Import, build and read what the first page run would, then freeze the long-lived heap."""
+    started = time.monotonic()
+    for name in MODULES:
+        importlib.import_module(name)
+    for step in steps or (_figures, _first_reads):
+        try:
+            step()
+        except Exception as exc:  # a page will meet and report the same problem; the server still starts
+            print(f"rsr: warm-up step {step.__name__} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+    gc.collect()
+    gc.freeze()
+    print(f"rsr: studio warmed up in {time.monotonic() - started:.1f} s", file=sys.stderr, flush=True)
+
+
+@asynccontextmanager
+async def warm_up(app: Any) -> AsyncIterator[None]:
+    """The ASGI lifespan: warm up before serving."""
+    warm()
+    yield
