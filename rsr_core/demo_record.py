@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from rsr_core.demo_script import DemoScript, RecordedJob, build_rules, load_demo_script
+from rsr_core.demo_rules import model_script
+from rsr_core.demo_script import DemoScript, RecordedJob, load_demo_script
 from rsr_core.errors import RsrError
 from rsr_core.models import Review, Trajectory
 from rsr_core.protocols import LLM, SandboxProvider
@@ -72,7 +73,7 @@ def reward_text(reward: float | None) -> str:
 
 def write_model_script(script: DemoScript, paths: DemoPaths) -> dict[str, Any]:
     """Build the scripted server's script and write it (data/scripted/demo_model.json); returns it."""
-    built = {"description": script.common.description, "rules": build_rules(script)}
+    built = model_script(script)
     paths.model_script.parent.mkdir(parents=True, exist_ok=True)
     paths.model_script.write_text(json.dumps(built, indent=1) + "\n")
     return built

@@ -1,30 +1,32 @@
-"""The demo model's answers as data, and the scripted server's rules built from them.
+"""The demo model's answers as data: the files under `data/demo/script/`, their models and their loading.
 
-The scripted demo model is not sampled from anything: its answers are written by hand in YAML files under
-`data/demo/script/` and turned into the rules of the project's scripted server (`data/scripted/demo_model.json`):
+The scripted demo model is not sampled from anything: its answers are written by hand in YAML files and turned
+into the rules of the project's scripted server by rsr_core/demo_rules.py (`data/scripted/demo_model.json`):
 
 - `common.yaml`: the model names of every role and harness, the request markers that tell the critic's two
-  kinds of request apart, turns shared by every task, how the M executions of one runbook differ (by run index,
-  the request seed), the critic's and the transfer check's default answers, and what `rsr demo record` records.
+  kinds of request apart, turns shared by every task, how the M executions of one runbook differ (by run
+  index, the request seed), the default answers of the critic and of the transfer check, and what
+  `rsr demo record` records.
 - `<task>.yaml`, one per demo task: a regular expression found in the task's instruction (every rule of the
   task is keyed on it), its discovery turns per harness (StateM's per phase), one runbook per planner variant
   (the request seed; a variant may have a first draft the critic rejects, the replan then answers the clean
   runbook), the critic model's verdicts, the executor's turns per runbook route, and answer-transfer verdicts.
 
-A turn is a Terminus 2 answer written as `analysis`, `plan`, `keys` (each typed and followed by Enter: a newline
-is added when the text does not end with one; `{keystrokes, duration}` for a longer wait), `done` and, for
-StateM, `transition`; `{use: NAME}` is a named turn (the task's own `turns`, else the common ones) and
+A turn is a Terminus 2 answer written as `analysis`, `plan`, `keys` (each typed and followed by Enter: a
+newline is added when the text does not end with one; `{keystrokes, duration}` for a longer wait), `done` and,
+for StateM, `transition`; `{use: NAME}` is a named turn (the task's own `turns`, else the common ones) and
 `{text: ...}` an answer sent as it is (a reply that is not JSON, to show how a harness copes).
 """
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from rsr_core.errors import RsrError
 
 COMMON_FILE = "common.yaml"
 KEY_DURATION = 0.3
@@ -323,212 +325,26 @@ class DemoScript(BaseModel):
         raise KeyError(task_id)
 
 
-class ScriptFileError(ValueError):
+class ScriptFileError(RsrError):
     """A demo script file is missing or invalid (the message names the file)."""
 
 
-def _read(path: Path) -> Any:
+M = TypeVar("M", bound=BaseModel)
+
+
+def _read(path: Path, model: type[M]) -> M:
     try:
-        return yaml.safe_load(path.read_text())
+        return model.model_validate(yaml.safe_load(path.read_text()))
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'root'}: {e['msg']}" for e in exc.errors()[:3]
+        )
+        raise ScriptFileError(f"{path}: {problems}") from None
     except (OSError, yaml.YAMLError) as exc:
-        raise ScriptFileError(f"{path}: {exc}") from None
+        raise ScriptFileError(f"{path}: {' '.join(str(exc).split())}") from None
 
 
 def load_demo_script(script_dir: Path) -> DemoScript:
     """Read and validate common.yaml and every task file of a script directory."""
-    from pydantic import ValidationError
-
-    try:
-        common = CommonScript.model_validate(_read(script_dir / COMMON_FILE))
-        tasks = []
-        for path in sorted(script_dir.glob("*.yaml")):
-            if path.name != COMMON_FILE:
-                try:
-                    tasks.append(TaskScript.model_validate(_read(path)))
-                except ValidationError as exc:
-                    raise ScriptFileError(f"{path}: {exc}") from None
-    except ValidationError as exc:
-        raise ScriptFileError(f"{script_dir / COMMON_FILE}: {exc}") from None
-    return DemoScript(common=common, tasks=tasks)
-
-
-# -- rules ----------------------------------------------------------------------------------------------------
-
-
-class _Turns:
-    """Expands turn specs of one task into answers (named turns resolved)."""
-
-    def __init__(self, common: CommonScript, task: TaskScript):
-        self.named = {**common.turns, **task.turns}
-        self.task = task.task
-
-    def answer(self, spec: TurnSpec) -> dict[str, Any] | str:
-        if spec.use is not None:
-            if spec.use not in self.named:
-                raise ScriptFileError(f"{self.task}: no turn named {spec.use!r}")
-            return self.answer(self.named[spec.use])
-        if spec.text is not None:
-            return spec.text
-        keys = [k if isinstance(k, KeyPress) else KeyPress(keystrokes=k) for k in spec.keys]
-        answer: dict[str, Any] = {
-            "analysis": spec.analysis,
-            "plan": spec.plan or "",
-            "commands": [
-                {
-                    "keystrokes": k.keystrokes if k.keystrokes.endswith("\n") else k.keystrokes + "\n",
-                    "duration": k.duration,
-                }
-                for k in keys
-            ],
-            "task_complete": spec.done,
-        }
-        if spec.transition:
-            answer["transition"] = spec.transition
-        return answer
-
-    def answers(self, specs: list[TurnSpec]) -> list[dict[str, Any] | str]:
-        return [self.answer(s) for s in specs]
-
-    def names(self, names: list[str]) -> list[dict[str, Any] | str]:
-        return [self.answer(TurnSpec(use=n)) for n in names]
-
-
-def discovery_rules(common: CommonScript, task: TaskScript) -> list[dict[str, Any]]:
-    """Terminus 2 and RSRT keyed on the task; StateM on the task and the phase its prompt names."""
-    turns, models, d = _Turns(common, task), common.models, task.discovery
-    rules = [
-        {
-            "model": models.terminus_2,
-            "when": {"conversation": task.marker},
-            "turns": turns.answers(d.terminus_2),
-        },
-        {"model": models.rsrt, "when": {"conversation": task.marker}, "turns": turns.answers(d.rsrt)},
-    ]
-    for phase, specs in d.statem.items():
-        phase_re = common.requests.statem_phase.format(phase=re.escape(phase))
-        rules.append(
-            {
-                "model": models.statem,
-                "when": {"conversation": f"(?s){task.marker}.*{phase_re}"},
-                "turns": turns.answers(specs),
-            }
-        )
-    return rules
-
-
-def planner_rules(common: CommonScript, task: TaskScript) -> list[dict[str, Any]]:
-    """One rule per variant (the seed); a variant with a first draft answers it in round 1 and the clean
-    runbook when the request carries a critique. A request without a seed gets variant 0."""
-    model, rules = common.models.planner, []
-    for variant, rb in enumerate(task.planner):
-        when = {"seed": variant, "conversation": task.marker}
-        if rb.first_draft is not None:
-            rules.append(
-                {
-                    "model": model,
-                    "when": {**when, "last_user": common.requests.replan},
-                    "response": rb.answer(),
-                }
-            )
-        rules.append({"model": model, "when": when, "response": rb.answer(draft=True)})
-    rules.append(
-        {"model": model, "when": {"conversation": task.marker}, "response": task.planner[0].answer()}
-    )
-    return rules
-
-
-def critic_rules(common: CommonScript, tasks: list[TaskScript]) -> list[dict[str, Any]]:
-    """The transfer check's and the critic's verdicts: the tasks' own first, then the defaults."""
-    model, req = common.models.critic, common.requests
-    rules = [
-        {
-            "model": model,
-            "when": {"system": req.transfer, "conversation": task.marker, "last_user": v.when},
-            "response": v.model_dump(exclude={"when"}),
-        }
-        for task in tasks
-        for v in task.transfer
-    ]
-    rules.append(
-        {
-            "model": model,
-            "when": {"system": req.transfer},
-            "response": common.transfer_default.model_dump(exclude={"when"}),
-        }
-    )
-    rules += [
-        {
-            "model": model,
-            "when": {"system": req.critic, "conversation": task.marker, "last_user": v.when},
-            "response": v.model_dump(exclude={"when"}),
-        }
-        for task in tasks
-        for v in task.critic
-    ]
-    rules.append(
-        {
-            "model": model,
-            "when": {"system": req.critic},
-            "response": common.critic_default.model_dump(exclude={"when"}),
-        }
-    )
-    return rules
-
-
-def execution_turns(
-    common: CommonScript, task: TaskScript, route: str, run: int
-) -> list[dict[str, Any] | str]:
-    """The answers of one execution: the route's turns placed as `runs` says for the run index (an override
-    replaces them), then the finishing turns."""
-    turns = _Turns(common, task)
-    override = next((o for o in task.executor.overrides if o.route == route and o.run == run), None)
-    if override is not None:
-        body = turns.answers(override.turns)
-    else:
-        body = []
-        for name in common.runs[run]:
-            body += turns.answers(task.executor.routes[route]) if name == "route" else turns.names([name])
-    return body + turns.names(common.finish)
-
-
-def executor_rules(common: CommonScript, task: TaskScript) -> list[dict[str, Any]]:
-    """Per route (found in the runbook, which the executor sees as private guidance before the instruction)
-    and run index; run 0's rule has no seed, so it also answers a request without one or past the runs listed."""
-    model, rules = common.models.executor, []
-    for route in sorted(task.executor.routes):
-        where = f"(?s){re.escape(ROUTE_PREFIX.format(route=route))}.*{task.marker}"
-        rules += [
-            {
-                "model": model,
-                "when": {"seed": run, "conversation": where},
-                "turns": execution_turns(common, task, route, run),
-            }
-            for run in range(1, len(common.runs))
-        ]
-        rules.append(
-            {
-                "model": model,
-                "when": {"conversation": where},
-                "turns": execution_turns(common, task, route, 0),
-            }
-        )
-    return rules
-
-
-def build_rules(script: DemoScript) -> list[dict[str, Any]]:
-    """Every rule of the demo model."""
-    rules: list[dict[str, Any]] = []
-    for task in script.tasks:
-        rules += discovery_rules(script.common, task)
-    for task in script.tasks:
-        rules += planner_rules(script.common, task)
-    rules += critic_rules(script.common, script.tasks)
-    for task in script.tasks:
-        rules += executor_rules(script.common, task)
-    return rules
-
-
-def build_script(script_dir: Path) -> dict[str, Any]:
-    """The scripted server's script of the demo (what data/scripted/demo_model.json holds)."""
-    script = load_demo_script(script_dir)
-    return {"description": script.common.description, "rules": build_rules(script)}
+    tasks = [_read(p, TaskScript) for p in sorted(script_dir.glob("*.yaml")) if p.name != COMMON_FILE]
+    return DemoScript(common=_read(script_dir / COMMON_FILE, CommonScript), tasks=tasks)
