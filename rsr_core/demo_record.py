@@ -83,7 +83,7 @@ def _nonzero(counts: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
     return {k: v for k, v in counts.items() if v}
 
 
-def _task_name(task_id: str) -> str:
+def _task_name(task_id: str | None) -> str:
     return f"rsr-demo/{task_id}"
 
 
@@ -206,6 +206,7 @@ def record_rewrites(
                 sources=_sources(store, spec),
                 k=spec.k,
                 m=spec.m,
+                rounds=spec.rounds,
                 gate=spec.gate,
                 planner_model=models.planner,
                 critic_model=models.critic,

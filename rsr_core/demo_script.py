@@ -267,6 +267,8 @@ class RecordedJob(Strict):
     """Runbooks per source."""
     m: int = Field(ge=1)
     """Executions per approved runbook."""
+    rounds: int = Field(3, ge=1)
+    """Critic rounds per runbook."""
     gate: Literal["critic", "human"] = "critic"
     """The gate."""
     reviews: list[Review] = Field(default_factory=list)

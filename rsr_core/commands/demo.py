@@ -75,9 +75,9 @@ def build(args: argparse.Namespace, settings: Settings) -> int:
 def record(args: argparse.Namespace, settings: Settings) -> int:
     """Record (progress on stderr)."""
     from rsr_core.demo import demo_data
-    from rsr_core.demo_record import DemoPaths, record_demo
+    from rsr_core.demo_record import DemoPaths, Part, record_demo
 
-    parts = (args.only,) if args.only else ("discovery", "rewrite")
+    parts: tuple[Part, ...] = (args.only,) if args.only else ("discovery", "rewrite")
     summary = record_demo(
         DemoPaths(args.data or demo_data()), parts, say=lambda line: print(line, file=sys.stderr, flush=True)
     )
