@@ -8,8 +8,7 @@ import streamlit as st
 
 from rsr_core.analysis.coverage import funnel_frame, harness_frame, upset_frame
 from rsr_core.store import analysis_queries, app_queries, pipeline, queries
-from rsr_core.ui.context import AppServices
-from rsr_core.ui.data import Cursor, cached, db_signature
+from rsr_core.ui.data import Cursor, cached
 
 
 @cached
@@ -27,22 +26,22 @@ def overview_figures(cur: Cursor) -> dict[str, Any]:
     }
 
 
-def overview_charts(ctx: AppServices, fig: dict[str, Any]) -> dict[str, Any]:
-    """The Overview's three plotly figures, built once per database state (validating a figure costs tens of ms,
-    and every session sees the same ones)."""
-    path = ctx.settings.db_path
-    return _charts(path, db_signature(path), fig)
-
-
-@st.cache_resource(show_spinner=False, max_entries=4)
-def _charts(db_path: str, signature: tuple, _fig: dict[str, Any]) -> dict[str, Any]:
-    from rsr_core import charts
-
-    coverage, funnel = _fig["coverage"], _fig["funnel"]
+def overview_charts(fig: dict[str, Any]) -> dict[str, Any]:
+    """The Overview's plotly figures, built once per content of their data (validating a figure costs tens of
+    ms; a commit that does not change coverage or the funnel, such as a new eval run, rebuilds nothing)."""
+    coverage, funnel = fig["coverage"], fig["funnel"]
     out = {}
     if coverage["harnesses"]:
-        out["coverage_bars"] = charts.coverage_bars(_fig["harness"], coverage["union_solved"])
-        out["coverage_upset"] = charts.coverage_upset(_fig["upset"])
+        out["coverage_bars"] = _chart("coverage_bars", fig["harness"], coverage["union_solved"])
+        out["coverage_upset"] = _chart("coverage_upset", fig["upset"])
     if funnel["runbooks"] or funnel["executions"]:
-        out["funnel"] = charts.funnel_chart(_fig["funnel_frame"], funnel["expansion_ratio"])
+        out["funnel"] = _chart("funnel_chart", fig["funnel_frame"], funnel["expansion_ratio"])
     return out
+
+
+@st.cache_resource(show_spinner=False, max_entries=12)
+def _chart(builder: str, *data: Any) -> Any:
+    """One figure of `rsr_core.charts`, keyed by the content of its (small) data frames."""
+    from rsr_core import charts
+
+    return getattr(charts, builder)(*data)

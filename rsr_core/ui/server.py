@@ -62,7 +62,7 @@ def _first_reads() -> None:
     if not (counts["tasks"] or sum(counts["trajectories"].values())):
         return
     _scripted_share(ctx)
-    overview_charts(ctx, overview_figures(ctx))
+    overview_charts(overview_figures(ctx))
     trajectory_views._facets(ctx)  # noqa: SLF001 - the list's first read
     if not analysis_data.state(ctx)["current"]:
         analysis_data.background_refresh(ctx)

@@ -17,7 +17,7 @@ if require_data(ctx):
     cols[4].metric("steps", f"{counts['steps']:,}")
     fig = overview_figures(ctx)
     coverage = fig["coverage"]
-    drawn = overview_charts(ctx, fig)
+    drawn = overview_charts(fig)
 
     st.subheader("Coverage of the discovery harnesses")
     if coverage["harnesses"]:
