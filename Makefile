@@ -1,33 +1,45 @@
 # The README's commands. Every target sets up what it needs itself.
+SHELL   := /bin/bash
 PY      ?= python3
 VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
+LOCK    := constraints.txt
 DEMO_DB ?= data/rsr.duckdb
 PORT    ?= 8501
+ADDRESS ?= localhost
 
-.PHONY: app test check fmt bench venv docker base-image chromium demo-db clean
+.PHONY: app test check fmt bench lock venv pythons docker base-image chromium demo-db clean
 
-$(STAMP): pyproject.toml
+# $(call timed,STEP,COMMAND): run COMMAND, then say how long STEP took (make test prints every step's time).
+timed = @echo '$(subst ','\'',$(2))'; t0=$$(date +%s%N); { $(2); } || exit $$?; \
+	ds=$$(( ($$(date +%s%N) - t0) / 100000000 )); echo "make: $(1): $$((ds / 10)).$$((ds % 10)) s"
+
+# The default venv: the checkout (editable) with its dev extras, every package at its version in the lock.
+$(STAMP): pyproject.toml $(LOCK)
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip >/dev/null
-	$(BIN)/pip install -q -e '.[dev]'
+	$(call timed,venv,$(BIN)/pip install -q -e '.[dev]' -c $(LOCK))
 	touch $(STAMP)
 
 venv: $(STAMP)
 
+## The other Pythons make test runs the suite on (pyenv's 3.12 and 3.13): a missing one fails here, up front
+pythons:
+	scripts/test_pythons.sh --check
+
 ## Docker engine (installs docker.io and starts dockerd when none answers; Debian, root)
 docker:
-	scripts/ensure_docker.sh
+	$(call timed,docker,scripts/ensure_docker.sh)
 
 ## Offline sandbox base image rsr-base:bookworm (debootstrap + docker import; tarball cached)
 base-image: venv docker
-	scripts/ensure_apt.sh debootstrap debootstrap
-	$(BIN)/rsr sandbox build-base
+	$(call timed,debootstrap,scripts/ensure_apt.sh debootstrap debootstrap)
+	$(call timed,base image,$(BIN)/rsr sandbox build-base)
 
 ## Debian chromium for the real-browser tests
 chromium:
-	scripts/ensure_apt.sh chromium chromium
+	$(call timed,chromium,scripts/ensure_apt.sh chromium chromium)
 
 ## The demo database, built from data/demo when missing
 demo-db: venv
@@ -35,12 +47,27 @@ demo-db: venv
 
 ## Set up and start the app on the demo data
 app: venv demo-db
-	RSR_DB=$(DEMO_DB) $(BIN)/streamlit run app.py --server.port $(PORT) --server.headless true
+	$(BIN)/rsr app --db $(DEMO_DB) --port $(PORT) --address $(ADDRESS)
 
-## Set up everything the tests need (venv, Docker engine, base image, chromium) and run them
-test: venv docker base-image chromium
-	$(BIN)/ruff check .
-	$(BIN)/pytest -q
+## Set up everything the tests need (venvs, Docker engine, base image, chromium) and run them: the whole suite
+## on the default Python, then the suite without Docker and browser on 3.12 (lowest declared versions) and 3.13
+## (the lock), each with the wheel installed in a fresh venv (scripts/test_pythons.sh)
+test: venv pythons docker base-image chromium
+	$(call timed,ruff,$(BIN)/ruff check .)
+	$(call timed,pytest,$(BIN)/pytest -q)
+	$(call timed,other Pythons,scripts/test_pythons.sh)
+
+## Refresh constraints.txt from a fresh resolution of pyproject.toml (with dev) for Python 3.11, every package
+## pinned; its date is the cutoff for the indirect dependencies of the lowest-version run
+lock:
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	test -x $(BIN)/uv || $(BIN)/pip install -q uv
+	cutoff=$$(date -u +%Y-%m-%dT%H:%M:%SZ) && rm -f $(LOCK).new && \
+	$(BIN)/uv pip compile -q pyproject.toml --extra dev --python-version 3.11 --exclude-newer $$cutoff \
+	  --custom-compile-command 'make lock' -o $(LOCK).new && \
+	{ echo "# exclude-newer: $$cutoff (the resolution's date: scripts/test_pythons.sh resolves as of it)"; \
+	  cat $(LOCK).new; } >$(LOCK) && rm $(LOCK).new
+	$(MAKE) venv
 
 check: venv
 	$(BIN)/ruff check .
@@ -56,6 +83,7 @@ bench: venv docker base-image
 	$(BIN)/python benchmarks/sandbox_bench.py
 	$(BIN)/python benchmarks/executor_bench.py --executions 12
 	$(BIN)/python benchmarks/export_memory.py --sizes 10000,100000
+	$(BIN)/python benchmarks/cli_startup.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache test-artifacts
+	rm -rf $(VENV) .cache/pythons .pytest_cache .ruff_cache test-artifacts
