@@ -34,6 +34,7 @@ class Results:
     def __init__(self) -> None:
         self.samples: dict[str, list[Sample]] = {}
         self.kinds: dict[str, str] = {}
+        self.floor: Floor | None = None
 
     def add(self, name: str, kind: str, sample: Sample) -> None:
         self.samples.setdefault(name, []).append(sample)
@@ -41,6 +42,13 @@ class Results:
         print(
             f"  {name}: {sample.ms:.0f} ms, {sample.nodes} nodes, {sample.ws_bytes / 1024:.0f} KB", flush=True
         )
+        if self.floor is not None and not name.startswith("floor:"):
+            # The floor is sampled beside every measurement, so that the machine's load (2 shared cores) weighs
+            # on both sides of each ratio alike.
+            if kind == LOAD:
+                self.add("floor: page load", LOAD, self.floor.probe.load(self.floor.server.url))
+            else:
+                self.add("floor: click", CLICK, self.floor.probe.click("press"))
 
     def median(self, name: str) -> float:
         return statistics.median(s.ms for s in self.samples[name])
@@ -97,17 +105,17 @@ def repeat(results: Results, reps: int, name: str, kind: str, fn: Callable[[], S
         results.add(name, kind, fn())
 
 
-def floor(browser, work: Path, results: Results, reps: int) -> None:
-    server = Server(floor_script(work)).start()
-    try:
-        probe = Probe(browser)
-        probe.load(server.url)  # the browser caches Streamlit's bundle once, as for the studio
-        for _ in range(reps):
-            results.add("floor: page load", LOAD, probe.load(server.url))
-            results.add("floor: click", CLICK, probe.click("press"))
-        probe.close()
-    finally:
-        server.stop()
+class Floor:
+    """The minimal one-button app, served for the whole run and sampled beside every measurement."""
+
+    def __init__(self, browser, work: Path):
+        self.server = Server(floor_script(work)).start()
+        self.probe = Probe(browser)
+        self.probe.load(self.server.url)  # the browser caches Streamlit's bundle once, as for the studio
+
+    def close(self) -> None:
+        self.probe.close()
+        self.server.stop()
 
 
 def cold_starts(browser, db: Path, results: Results, reps: int, port: int) -> None:
@@ -119,7 +127,10 @@ def cold_starts(browser, db: Path, results: Results, reps: int, port: int) -> No
     server = Server(ROOT / "app.py", {"RSR_DB": str(db)}, port).start()
     probe.load(server.url)
     server.stop()
-    for path, name in (("", "overview: first page after start (cold)"), ("similarity", "similarity: first visit (cold)")):
+    for path, name in (
+        ("", "overview: first page after start (cold)"),
+        ("similarity", "similarity: first visit (cold)"),
+    ):
         for _ in range(reps):
             server = Server(ROOT / "app.py", {"RSR_DB": str(db)}, port).start()
             try:
@@ -219,7 +230,7 @@ def main() -> None:
         print(f"database {db}: added {added}", flush=True)
         t = targets(db)
         browser = launch(pw)
-        floor(browser, work, results, args.reps)
+        results.floor = Floor(browser, work)
         port = free_port()
         cold_starts(browser, db, results, args.cold_reps, port)
         server = Server(ROOT / "app.py", {"RSR_DB": str(db)}, port).start()
@@ -228,6 +239,7 @@ def main() -> None:
             commits = under_writes(browser, server.url, db, t, results, args.reps, args.writer_pause)
         finally:
             server.stop()
+            results.floor.close()
         browser.close()
     rows = results.table()
     report = {"targets": t, "queue": added, "writer": commits, "rows": rows}

@@ -35,6 +35,8 @@ OBSERVER = """
 """
 _STATE = "() => [window.__rsr.runs, window.__rsr.state, window.__rsr.last, performance.now()]"
 _NODES = "() => document.getElementsByTagName('*').length"
+# Still drawing: skeletons of elements not yet received, elements left from the previous run.
+_PENDING = '() => !!document.querySelector(\'[data-testid="stSkeleton"], [data-stale="true"]\')'
 
 
 @dataclass
@@ -68,7 +70,8 @@ class Probe:
         deadline = time.monotonic() + TIMEOUT_S
         while time.monotonic() < deadline:
             runs, state, last, now = self.page.evaluate(_STATE)
-            if runs > runs_before and state == "notRunning" and now - last >= QUIET_MS:
+            rested = runs > runs_before and state == "notRunning" and now - last >= QUIET_MS
+            if rested and not self.page.evaluate(_PENDING):
                 return last - since
             self.page.wait_for_timeout(25)
         raise TimeoutError("the app did not settle")

@@ -36,7 +36,7 @@ DEFAULT_IMAGE_MAP = {
 CONFIG_FILE = "rsr.toml"
 
 
-class SettingsError(RsrError):
+class SettingsError(RsrError, ValueError):
     """A configuration value is invalid (the message names the variable or key and what was expected)."""
 
 

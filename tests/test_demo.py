@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from rsr_core.demo import DEMO_SCRIPT, DEMO_SCRIPT_DIR, build_demo, is_empty
-from rsr_core.demo_rules import build_script
+from rsr_core.demo.rules import build_script
 from rsr_core.store import pipeline
 
 

@@ -75,7 +75,7 @@ def build(args: argparse.Namespace, settings: Settings) -> int:
 def record(args: argparse.Namespace, settings: Settings) -> int:
     """Record (progress on stderr)."""
     from rsr_core.demo import demo_data
-    from rsr_core.demo_record import DemoPaths, Part, record_demo
+    from rsr_core.demo.record import DemoPaths, Part, record_demo
 
     parts: tuple[Part, ...] = (args.only,) if args.only else ("discovery", "rewrite")
     summary = record_demo(

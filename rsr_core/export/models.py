@@ -7,14 +7,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rsr_core.formats.atif_write import ATIF_VERSION as ATIF_VERSION
 from rsr_core.vocabulary import EXPORT_FORMATS
 
 ExportFormat = Literal["sft-jsonl", "sharegpt", "parquet", "atif"]
 FORMATS: tuple[str, ...] = EXPORT_FORMATS
 ExportKind = Literal["rewrite", "discovery", "eval"]
-ATIF_VERSION = "ATIF-v1.7"
-"""The ATIF version export writes (the root `trajectory_id` is v1.7; a trajectory read from a newer file
-keeps that file's version). Any of ATIF-v1.0 … v1.8 is read."""
 
 
 class _Model(BaseModel):

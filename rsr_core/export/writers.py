@@ -11,8 +11,8 @@ from typing import Any, Protocol
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from rsr_core.export.atif import relative_path, trajectory_document
 from rsr_core.export.messages import ROW_COLUMNS, row_metadata, sharegpt_conversation, training_steps
+from rsr_core.formats.atif_write import relative_path, trajectory_document
 from rsr_core.models import Review, Trajectory, TransferVerdict
 from rsr_core.outputs import AtomicDir, AtomicFile, OutputError
 

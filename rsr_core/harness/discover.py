@@ -10,10 +10,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from rsr_core.formats.reading import FormatError
 from rsr_core.harness import HARNESSES
 from rsr_core.harness.statem import StateMHarness
 from rsr_core.harness.trial_dir import write_job_result, write_trial
-from rsr_core.ingest.reading import FormatError
 from rsr_core.ingest.tasks import content_hash, read_task_dir
 from rsr_core.models import Task
 from rsr_core.protocols import LLM, SandboxProvider

@@ -7,7 +7,7 @@ import json
 import uuid
 from datetime import UTC, datetime
 
-from rsr_core.harness.protocol import TerminusResponse, format_message
+from rsr_core.formats.terminus import TerminusResponse, format_message
 from rsr_core.llm.client import Completion
 from rsr_core.models import ChangedPath, Step, Task, Trajectory
 

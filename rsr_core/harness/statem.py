@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rsr_core import prompts
-from rsr_core.harness.protocol import TerminusResponse, parse_terminus
+from rsr_core.formats.terminus import TerminusResponse, parse_terminus
 from rsr_core.harness.terminus2 import RunState, Terminus2Harness, Turn
 from rsr_core.models import Command, Task
 from rsr_core.sandbox.docker_sandbox import DockerSandbox

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 
 from rsr_core import prompts
-from rsr_core.harness.protocol import (
+from rsr_core.formats.terminus import (
     ProtocolError,
     TerminusResponse,
     cut_observation,

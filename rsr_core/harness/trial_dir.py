@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from rsr_core.export.atif import trajectory_document
+from rsr_core.formats.atif_write import trajectory_document
 from rsr_core.models import Trajectory
 
 ID_NAMESPACE = uuid.UUID("4f0d5a52-8c1e-5b7a-9d0e-2a6c3b1f7e10")

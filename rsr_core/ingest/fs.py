@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from rsr_core.ingest.reading import FormatError, decode_text, parse_json_bytes
+from rsr_core.formats.reading import FormatError, decode_text, parse_json_bytes
 
 MAX_INPUT_BYTES = 256 * 2**20
 """The largest file read into memory and parsed (JSON parsing needs several times the file's size)."""

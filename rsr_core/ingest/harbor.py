@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from rsr_core.ingest.atif import carried_hash, parse_atif
-from rsr_core.ingest.control import canonical_harness, task_id_of
+from rsr_core.formats.atif_read import carried_hash, parse_atif
+from rsr_core.formats.control import canonical_harness, task_id_of
+from rsr_core.formats.reading import FormatError, expect, sha256
+from rsr_core.formats.rewards import checked_reward, reward_from_text, reward_of_mapping
 from rsr_core.ingest.fs import present, read_json, read_text
-from rsr_core.ingest.reading import FormatError, expect, sha256
-from rsr_core.ingest.rewards import checked_reward, reward_from_text, reward_of_mapping
 from rsr_core.models import Trajectory
 
 

@@ -12,18 +12,18 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from rsr_core.ingest.atif import carried_hash, is_atif, parse_atif
+from rsr_core.formats.atif_read import carried_hash, is_atif, parse_atif
+from rsr_core.formats.provenance import carried_verdicts
+from rsr_core.formats.reading import FormatError, parse_json_bytes, sha256
 from rsr_core.ingest.detect import EXPECTED, Unit, detect_units
 from rsr_core.ingest.fs import read_input
 from rsr_core.ingest.harbor import read_trial
-from rsr_core.ingest.provenance import carried_verdicts
-from rsr_core.ingest.reading import FormatError, parse_json_bytes, sha256
 from rsr_core.ingest.rows import Rows, build_rows, gather
 from rsr_core.ingest.tasks import content_hash, read_harbor_task, read_tb1_task
 from rsr_core.ingest.tb1 import read_tb1_trial
 from rsr_core.ingest.workers import parser_pool
 from rsr_core.models import IngestError, IngestReport, Review, Task, Trajectory, TransferVerdict
-from rsr_core.store.export_queries import store_carried_verdicts
+from rsr_core.store.pipeline import store_carried_verdicts
 from rsr_core.store.store import Store
 
 BATCH_STEPS = 50_000

@@ -16,9 +16,9 @@ from typing import Any
 
 import yaml
 
-from rsr_core.ingest.control import task_id_of
+from rsr_core.formats.control import task_id_of
+from rsr_core.formats.reading import FormatError, decode_text, expect
 from rsr_core.ingest.fs import Entry, inside, list_tree, read_input, read_text, real, shown, stream_input
-from rsr_core.ingest.reading import FormatError, decode_text, expect
 from rsr_core.models import Task, TaskFile
 
 MAX_FILE_BYTES = 2_000_000

@@ -12,10 +12,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from rsr_core.harness.protocol import parse_lenient
-from rsr_core.ingest.control import canonical_harness, task_id_of
+from rsr_core.formats.control import canonical_harness, task_id_of
+from rsr_core.formats.reading import FormatError, expect, sha256
+from rsr_core.formats.terminus import parse_lenient
 from rsr_core.ingest.fs import inside, present, read_json, read_text, real
-from rsr_core.ingest.reading import FormatError, expect, sha256
 from rsr_core.models import Step, Trajectory
 
 _EPISODE = re.compile(r"^episode-(\d+)$")

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict, Field
 
 from rsr_core import prompts
-from rsr_core.analysis.commands import TMUX_KEY_NAMES
+from rsr_core.formats.commands import TMUX_KEY_NAMES
 from rsr_core.models import Runbook, Task, Trajectory, TransferVerdict
 from rsr_core.protocols import LLM
 from rsr_core.rewrite.compress import condense

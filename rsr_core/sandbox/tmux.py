@@ -10,7 +10,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 
-from rsr_core.analysis.commands import TMUX_KEY_NAMES
+from rsr_core.formats.commands import TMUX_KEY_NAMES
 from rsr_core.models import Command
 from rsr_core.sandbox.docker_sandbox import DockerSandbox, SandboxFailure
 

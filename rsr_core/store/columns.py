@@ -9,7 +9,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from rsr_core.analysis.commands import split_commands
+from rsr_core.formats.commands import split_commands
 from rsr_core.models import SCHEMA_VERSION, Task, Trajectory
 
 # Search terms: the words of messages, observations and commands, lower-cased, as maximal runs of

@@ -5,17 +5,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from datetime import datetime
 from typing import Any
 
 import duckdb
 import pyarrow as pa
 
-from rsr_core.models import SCHEMA_VERSION, Command, Review, Step, Trajectory, TransferVerdict
+from rsr_core.models import Command, Review, Step, Trajectory, TransferVerdict
 from rsr_core.store.columns import decode_trajectory_row
-from rsr_core.store.pipeline import insert_transfer
 from rsr_core.store.queries import _STEP_FIELDS, _TRAJ_FIELDS
-from rsr_core.store.sql import registered, scalar
+from rsr_core.store.sql import registered
 
 # Why a selected trajectory is left out, in the order the reasons are tested (the first that applies counts).
 # The last two are found while the training messages are built (rsr_core/export/messages.py).
@@ -179,24 +177,3 @@ def carried_verdicts(
             )
             reviews.setdefault(rid, []).append(review)
     return transfers, reviews
-
-
-def store_carried_verdicts(
-    cur: duckdb.DuckDBPyConnection, transfer: TransferVerdict | None, reviews: list[Review]
-) -> None:
-    """Store verdicts read back from an archive: the transfer check replaces any stored one; a runbook's
-    review history is added only when the runbook has none yet (every trajectory of it carries the same)."""
-    if transfer is not None:
-        insert_transfer(cur, transfer)
-    if not reviews:
-        return
-    runbook_id = reviews[0].runbook_id
-    if scalar(cur, "SELECT count(*) FROM reviews WHERE runbook_id = ?", [runbook_id]):
-        return
-    for review in reviews:
-        created: datetime | None = review.created_at
-        cur.execute(
-            "INSERT INTO reviews (runbook_id, decision, reviewer, reason, seq, schema_version, created_at) "
-            "VALUES (?, ?, ?, ?, nextval('review_seq'), ?, coalesce(?, current_timestamp))",
-            [review.runbook_id, review.decision, review.reviewer, review.reason, SCHEMA_VERSION, created],
-        )

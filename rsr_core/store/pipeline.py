@@ -7,7 +7,7 @@ from typing import Any
 import duckdb
 
 from rsr_core.models import SCHEMA_VERSION, CriticFlag, Review, Runbook, TransferVerdict
-from rsr_core.store.sql import one
+from rsr_core.store.sql import one, scalar
 from rsr_core.vocabulary import RUNBOOK_STATUSES as RUNBOOK_STATUSES
 
 # Every rewrite trajectory with verified / answer_transfer / human_rejected / kept: the `rewrite_status` view
@@ -253,3 +253,24 @@ def runbook_dossier(cur: duckdb.DuckDBPyConnection, runbook_id: str) -> dict[str
         ],
         "executions": [dict(zip(names, row, strict=True)) for row in res.fetchall()],
     }
+
+
+def store_carried_verdicts(
+    cur: duckdb.DuckDBPyConnection, transfer: TransferVerdict | None, reviews: list[Review]
+) -> None:
+    """Store verdicts read back from an archive: the transfer check replaces any stored one; a runbook's
+    review history is added only when the runbook has none yet (every trajectory of it carries the same)."""
+    if transfer is not None:
+        insert_transfer(cur, transfer)
+    if not reviews:
+        return
+    runbook_id = reviews[0].runbook_id
+    if scalar(cur, "SELECT count(*) FROM reviews WHERE runbook_id = ?", [runbook_id]):
+        return
+    for review in reviews:
+        created = review.created_at
+        cur.execute(
+            "INSERT INTO reviews (runbook_id, decision, reviewer, reason, seq, schema_version, created_at) "
+            "VALUES (?, ?, ?, ?, nextval('review_seq'), ?, coalesce(?, current_timestamp))",
+            [review.runbook_id, review.decision, review.reviewer, review.reason, SCHEMA_VERSION, created],
+        )

@@ -92,26 +92,36 @@ def record_reviews(
             )
 
 
+def _submit(ctx: AppServices, runbook_ids: list[str], key: str, decision: str) -> None:
+    """The form's callback: it runs before the page's next run, so the queue that run draws already holds the
+    review (no second run of the page)."""
+    reviewer = (st.session_state.get(f"reviewer_{key}") or "").strip()
+    reason = (st.session_state.get(f"reason_{key}") or "").strip()
+    if not reviewer:
+        st.session_state[f"review_error_{key}"] = "a reviewer name is required"
+        return
+    st.session_state[REVIEWER] = reviewer
+    record_reviews(ctx, runbook_ids, decision, reviewer, reason)
+    verb = "approved" if decision == "approve" else "rejected"
+    st.session_state["review_done"] = f"{verb} {len(runbook_ids)} runbook(s) as {reviewer}"
+
+
 def review_form(ctx: AppServices, runbook_ids: list[str], key: str) -> None:
-    """Approve / reject with reviewer name (remembered for the session) and reason; the queue refreshes at once."""
+    """Approve / reject with reviewer name (remembered for the session) and reason; the queue shows it at once."""
     with st.form(key=f"review_{key}", clear_on_submit=True):
         c = st.columns([1, 2])
-        reviewer = c[0].text_input("reviewer", st.session_state.get(REVIEWER, ""), key=f"reviewer_{key}")
-        reason = c[1].text_input("reason", key=f"reason_{key}")
+        c[0].text_input("reviewer", st.session_state.get(REVIEWER, ""), key=f"reviewer_{key}")
+        c[1].text_input("reason", key=f"reason_{key}")
         a, r = st.columns(2)
-        approve = a.form_submit_button(f"approve ({len(runbook_ids)})", disabled=not runbook_ids)
-        reject = r.form_submit_button(f"reject ({len(runbook_ids)})", disabled=not runbook_ids)
-    if approve or reject:
-        if not reviewer.strip():
-            st.error("a reviewer name is required")
-            return
-        st.session_state[REVIEWER] = reviewer.strip()
-        decision = "approve" if approve else "reject"
-        record_reviews(ctx, runbook_ids, decision, reviewer.strip(), reason.strip())
-        st.session_state["review_done"] = (
-            f"{'approved' if approve else 'rejected'} {len(runbook_ids)} runbook(s) as {reviewer.strip()}"
-        )
-        st.rerun()
+        for col, decision in ((a, "approve"), (r, "reject")):
+            col.form_submit_button(
+                f"{decision} ({len(runbook_ids)})",
+                disabled=not runbook_ids,
+                on_click=_submit,
+                args=(ctx, list(runbook_ids), key, decision),
+            )
+    if error := st.session_state.pop(f"review_error_{key}", None):
+        st.error(error)
 
 
 def flag_cards(flags: list[CriticFlag], key: str) -> None:

@@ -1,4 +1,4 @@
-from rsr_core.analysis.commands import commands_of, keystrokes_of_call, normalise_segment, split_commands
+from rsr_core.formats.commands import commands_of, keystrokes_of_call, normalise_segment, split_commands
 
 
 def test_segments_are_normalised_per_definition():

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from rsr_core.demo import DEMO_SCRIPT, DEMO_SCRIPT_DIR, build_demo
-from rsr_core.demo_script import load_demo_script
+from rsr_core.demo.script import load_demo_script
 from rsr_core.llm.scripted_server import ScriptedServer
 from rsr_core.store import Store
 from rsr_core.store import jobs as jobs_sql

@@ -11,9 +11,9 @@ import pytest
 
 from rsr_core import prompts
 from rsr_core.demo import DEMO_SCRIPT, DEMO_SCRIPT_DIR, DEMO_TASKS, build_demo
-from rsr_core.demo_rules import build_script
-from rsr_core.demo_script import load_demo_script
-from rsr_core.harness.protocol import parse_terminus
+from rsr_core.demo.rules import build_script
+from rsr_core.demo.script import load_demo_script
+from rsr_core.formats.terminus import parse_terminus
 from rsr_core.llm.client import LLMClient
 from rsr_core.llm.scripted_server import ScriptedServer
 from rsr_core.models import CriticFlag, Runbook, Step, Task, Trajectory

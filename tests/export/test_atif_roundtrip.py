@@ -263,8 +263,8 @@ def test_real_harbor_terminus2_trajectory_survives(tmp_path, data_dir):
 
 
 def test_version_before_1_7_still_needs_an_id(tmp_path):
-    from rsr_core.ingest.atif import parse_atif
-    from rsr_core.ingest.reading import FormatError
+    from rsr_core.formats.atif_read import parse_atif
+    from rsr_core.formats.reading import FormatError
 
     doc = {"schema_version": "ATIF-v1.6", "agent": {"name": "a", "version": "1"}, "steps": []}
     try:

@@ -9,7 +9,7 @@ import pytest
 
 from rsr_core.export import export
 from rsr_core.export.messages import sft_messages, training_steps
-from rsr_core.harness.protocol import parse_terminus
+from rsr_core.formats.terminus import parse_terminus
 from rsr_core.models import Step, Trajectory
 from rsr_core.store import Store
 from tests.export.corpus import CONFIRM, SYSTEM_PROMPT, add_rewrite, trajectory

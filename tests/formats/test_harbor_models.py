@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from rsr_core.export import ExportFilters, export
+from rsr_core.formats.atif_read import version_minor
 from rsr_core.harness.trial_dir import write_job_result, write_trial
-from rsr_core.ingest.atif import version_minor
 from rsr_core.ingest.runner import ingest_paths
 from rsr_core.models import Command, Step, Trajectory
 from rsr_core.store import Store

@@ -2,7 +2,7 @@
 
 import pytest
 
-from rsr_core.harness.protocol import (
+from rsr_core.formats.terminus import (
     ProtocolError,
     cut_observation,
     parse_lenient,

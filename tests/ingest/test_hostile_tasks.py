@@ -8,7 +8,7 @@ import tracemalloc
 
 import pytest
 
-from rsr_core.ingest.reading import FormatError, expect, preview
+from rsr_core.formats.reading import FormatError, expect, preview
 from rsr_core.ingest.runner import ingest_paths
 from rsr_core.ingest.tasks import content_hash, read_task_dir, read_tb1_task
 from tests.ingest.hostile import errors_by_name, harbor_task, rsr

@@ -7,7 +7,7 @@ import json
 import shutil
 
 from rsr_core.export.messages import chat_problems, sft_messages
-from rsr_core.ingest.reading import sha256
+from rsr_core.formats.reading import sha256
 from rsr_core.ingest.runner import ingest_paths
 from rsr_core.ingest.tb1 import instruction_from_prompt
 from tests.data.make_fixtures import terminus1_prompt

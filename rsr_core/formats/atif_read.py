@@ -14,11 +14,11 @@ import json
 import re
 from typing import Any
 
-from rsr_core.analysis.commands import keystrokes_of_call
-from rsr_core.harness.protocol import parse_lenient, split_message
-from rsr_core.ingest.control import canonical_harness, is_control_message, task_id_of
-from rsr_core.ingest.provenance import carried_hash, rsr_extra, stored_step_values
-from rsr_core.ingest.reading import FormatError, construct, expect, preview
+from rsr_core.formats.commands import keystrokes_of_call
+from rsr_core.formats.control import canonical_harness, is_control_message, task_id_of
+from rsr_core.formats.provenance import carried_hash, rsr_extra, stored_step_values
+from rsr_core.formats.reading import FormatError, construct, expect, preview
+from rsr_core.formats.terminus import parse_lenient, split_message
 from rsr_core.models import Command, Step, Trajectory
 
 __all__ = ["carried_hash", "is_atif", "parse_atif", "parse_steps"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from rsr_core.ingest.reading import FormatError, preview
+from rsr_core.formats.reading import FormatError, preview
 
 EXPECTED = "a finite number in [0, 1]"
 

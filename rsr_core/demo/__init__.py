@@ -21,7 +21,7 @@ DEMO_TASKS = DATA / "demo" / "tasks"
 DEMO_JOBS = DATA / "demo" / "jobs"
 DEMO_SCRIPT = DATA / "scripted" / "demo_model.json"
 DEMO_SCRIPT_DIR = DATA / "demo" / "script"
-"""The scripted demo model's answers, from which DEMO_SCRIPT is built (rsr_core/demo_script.py)."""
+"""The scripted demo model's answers, from which DEMO_SCRIPT is built (rsr_core/demo/script.py)."""
 DEMO_PIPELINE = DATA / "demo_pipeline"
 
 

@@ -1,4 +1,4 @@
-"""The scripted server's rules of the demo model, built from its answers (rsr_core/demo_script.py).
+"""The scripted server's rules of the demo model, built from its answers (rsr_core/demo/script.py).
 
 Every rule is keyed on the model name and the task's instruction pattern; planner rules on the variant (the
 request seed), executor rules on the runbook's route (which the executor reads in its private guidance) and the
@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from rsr_core.demo_script import (
+from rsr_core.demo.script import (
     ROUTE_PREFIX,
     CommonScript,
     DemoScript,

@@ -20,9 +20,11 @@ import re
 from datetime import datetime
 from typing import Any
 
-from rsr_core.export.models import ATIF_VERSION
-from rsr_core.ingest.atif import canonical_observation, canonical_tool_calls, parse_steps, version_minor
+from rsr_core.formats.atif_read import canonical_observation, canonical_tool_calls, parse_steps, version_minor
 from rsr_core.models import Review, Step, Trajectory, TransferVerdict
+
+ATIF_VERSION = "ATIF-v1.7"
+"""The ATIF version written (the version of the fields used; a newer source's own version is kept)."""
 
 # Step fields the ATIF reader derives (from the message, tool calls and heuristics) rather than reads as such.
 DERIVED_STEP_FIELDS = (

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from rsr_core.ingest.reading import FormatError, expect
-from rsr_core.ingest.rewards import checked_reward
+from rsr_core.formats.reading import FormatError, expect
+from rsr_core.formats.rewards import checked_reward
 from rsr_core.models import KINDS, ChangedPath, Command, Review, TransferVerdict
 
 # Step fields an RSR export carries in step `extra.rsr_step` when reading would derive them differently, or

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from rsr_core.demo_rules import model_script
-from rsr_core.demo_script import DemoScript, RecordedJob, load_demo_script
+from rsr_core.demo.rules import model_script
+from rsr_core.demo.script import DemoScript, RecordedJob, load_demo_script
 from rsr_core.errors import RsrError
 from rsr_core.models import Review, Trajectory
 from rsr_core.protocols import LLM, SandboxProvider

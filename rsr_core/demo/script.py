@@ -1,7 +1,7 @@
 """The demo model's answers as data: the files under `data/demo/script/`, their models and their loading.
 
 The scripted demo model is not sampled from anything: its answers are written by hand in YAML files and turned
-into the rules of the project's scripted server by rsr_core/demo_rules.py (`data/scripted/demo_model.json`):
+into the rules of the project's scripted server by rsr_core/demo/rules.py (`data/scripted/demo_model.json`):
 
 - `common.yaml`: the model names of every role and harness, the request markers that tell the critic's two
   kinds of request apart, turns shared by every task, how the M executions of one runbook differ (by run
