@@ -178,11 +178,16 @@ def studio(browser, url: str, t: dict[str, str], results: Results, reps: int) ->
     # Similarity.
     for _ in range(reps):
         results.add("similarity: visit (warm)", LOAD, probe.load(f"{url}/similarity"))
+        results.add(
+            "similarity: view per task", CLICK, probe.act(probe.key("sim_view").get_by_text("per task").click)
+        )
         results.add("similarity: metric fuzzy", CLICK, probe.choose("sim_metric", "fuzzy"))
         results.add("similarity: metric multiset", CLICK, probe.choose("sim_metric", "multiset"))
         results.add(
             "similarity: shape violin", CLICK, probe.act(probe.key("sim_shape").get_by_text("violin").click)
         )
+        heatmap = probe.key("sim_view").get_by_text("pairwise heatmap of one task")
+        results.add("similarity: view heatmap", CLICK, probe.act(heatmap.click))
     probe.close()
 
 

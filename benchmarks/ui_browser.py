@@ -104,11 +104,14 @@ class Probe:
         return self.page.locator(f".st-key-{key}")
 
     def choose(self, key: str, option: str) -> Sample:
-        """Pick `option` in the selectbox `key` (the time starts at the click on the option)."""
-        self.key(key).get_by_role("combobox").click()
-        item = self.page.get_by_role("option", name=option, exact=True)
-        item.wait_for()
-        return self.act(item.click)
+        """Pick `option` in the selectbox `key` by typing it (the time starts at the Enter that selects it)."""
+        box = self.key(key).get_by_role("combobox")
+        box.scroll_into_view_if_needed()
+        box.click()
+        self.page.keyboard.type(option)
+        self.page.get_by_role("option", name=option, exact=True).wait_for(state="attached")
+        self.page.keyboard.press("ArrowDown")
+        return self.act(lambda: self.page.keyboard.press("Enter"))
 
     def type_enter(self, key: str, text: str) -> Sample:
         box = self.key(key).locator("input")

@@ -52,6 +52,7 @@ def _figures() -> None:
 
 def _first_reads() -> None:
     """Open the store for RSR_DB and fill the caches the Overview and the list read first."""
+    from rsr_core.analysis.pair_metrics import METRICS
     from rsr_core.settings import Settings
     from rsr_core.ui import analysis_data, trajectory_views
     from rsr_core.ui.overview_data import overview_charts, overview_figures
@@ -66,6 +67,13 @@ def _first_reads() -> None:
     trajectory_views._facets(ctx)  # noqa: SLF001 - the list's first read
     if not analysis_data.state(ctx)["current"]:
         analysis_data.background_refresh(ctx)
+    elif analysis_data.state(ctx)["pairs"]:  # the Similarity page's first view, as it reads it
+        analysis_data.metric_stats(ctx, METRICS)
+        analysis_data.summary_table(ctx, METRICS)
+        tasks = list(analysis_data.task_pairs(ctx)["task_id"])
+        analysis_data.grouped_stats(ctx, METRICS[0], "task_id", tuple(tasks[:20]))
+        analysis_data.grouped_stats(ctx, METRICS[0], "category")
+        analysis_data.heatmap_pairs(ctx, sorted(tasks)[0], METRICS[0])
 
 
 def warm(steps: tuple[Any, ...] = ()) -> None:

@@ -144,12 +144,14 @@ def test_similarity_scores_once_in_the_background_then_draws_stored_summaries(de
     assert any("scoring them now" in i.value for i in at.info)  # nothing stored yet for the demo database
     analysis_data._REFRESHES[str(demo_db)].thread.join(60)
     at = page("similarity")
-    assert not at.exception and len(at.get("plotly_chart")) == 4
+    assert not at.exception and len(at.get("plotly_chart")) == 1
     summary = at.dataframe[0].value
     assert list(summary["metric"].unique()) == ["exact", "multiset", "order", "fuzzy", "transition"]
-    at.selectbox(key="sim_metric").select("fuzzy").run()
-    assert not at.exception
-    assert all(len(c.proto.spec) < 200_000 for c in at.get("plotly_chart"))
+    for view in ("per task", "per category", "pairwise heatmap of one task"):
+        at.radio(key="sim_view").set_value(view).run()
+        at.selectbox(key="sim_metric").select("fuzzy").run()
+        assert not at.exception and len(at.get("plotly_chart")) == 1
+        assert len(at.get("plotly_chart")[0].proto.spec) < 200_000
 
 
 def test_a_review_shows_in_the_queue_of_the_same_run(demo_db):

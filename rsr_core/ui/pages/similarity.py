@@ -8,6 +8,8 @@ from rsr_core.analysis.pair_metrics import METRICS
 from rsr_core.ui import analysis_data as sim
 from rsr_core.ui.widgets import app_services, md_escape, require_data, scripted_banner
 
+VIEWS = ("by metric", "per task", "per category", "pairwise heatmap of one task")
+
 
 @st.fragment(run_every=1.0)
 def refresh_progress(ctx) -> None:
@@ -45,23 +47,29 @@ if require_data(ctx):
     chosen = c[0].multiselect("metrics", list(METRICS), list(METRICS), key="sim_metrics") or ["exact"]
     shape = c[1].radio("shape", ["box", "violin"], horizontal=True, key="sim_shape")
     st.caption(f"{state['pairs']:,} pairs of {state['tasks']:,} tasks; the charts draw their summaries.")
-    st.plotly_chart(charts.similarity_by_metric(sim.metric_stats(ctx, tuple(chosen)), shape), key="by_metric")
     st.dataframe(sim.summary_table(ctx, tuple(chosen)), hide_index=True, key="sim_summary")
-    metric = st.selectbox("metric for the per-task and per-category views", chosen, key="sim_metric")
+    # One chart at a time: drawing a plotly figure is most of what a page of charts costs in the browser.
+    view = st.radio("view", VIEWS, horizontal=True, key="sim_view")
+    if view == VIEWS[0]:
+        st.plotly_chart(
+            charts.similarity_by_metric(sim.metric_stats(ctx, tuple(chosen)), shape), key="by_metric"
+        )
+        st.stop()
+    metric = st.selectbox("metric", chosen, key="sim_metric")
     counts = sim.task_pairs(ctx)
     ids = list(counts["task_id"])
-    tasks = st.multiselect("tasks", ids, ids[:20], key="sim_tasks")
-    left, right = st.columns(2)
-    left.plotly_chart(
-        charts.similarity_by_task(sim.grouped_stats(ctx, metric, "task_id", tuple(tasks)), metric, shape),
-        key="by_task",
-    )
-    right.plotly_chart(
-        charts.similarity_by_category(sim.grouped_stats(ctx, metric, "category"), metric, shape),
-        key="by_category",
-    )
-    task = st.selectbox("pairwise heatmap of one task, grouped by runbook", sorted(ids), key="sim_task")
-    pairs, size = sim.heatmap_pairs(ctx, task, metric)
-    if size > sim.HEATMAP_TRAJECTORIES:
-        st.caption(f"{size} trajectories: the heatmap shows a seeded sample of {sim.HEATMAP_TRAJECTORIES}.")
-    st.plotly_chart(charts.pair_heatmap(pairs, metric), key="heatmap")
+    if view == VIEWS[1]:
+        tasks = st.multiselect("tasks", ids, ids[:20], key="sim_tasks")
+        stats = sim.grouped_stats(ctx, metric, "task_id", tuple(tasks))
+        st.plotly_chart(charts.similarity_by_task(stats, metric, shape), key="by_task")
+    elif view == VIEWS[2]:
+        stats = sim.grouped_stats(ctx, metric, "category")
+        st.plotly_chart(charts.similarity_by_category(stats, metric, shape), key="by_category")
+    else:
+        task = st.selectbox("task (its pairs grouped by runbook)", sorted(ids), key="sim_task")
+        pairs, size = sim.heatmap_pairs(ctx, task, metric)
+        if size > sim.HEATMAP_TRAJECTORIES:
+            st.caption(
+                f"{size} trajectories: the heatmap shows a seeded sample of {sim.HEATMAP_TRAJECTORIES}."
+            )
+        st.plotly_chart(charts.pair_heatmap(pairs, metric), key="heatmap")
