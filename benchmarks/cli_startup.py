@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import os
 import platform
 import statistics
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -57,14 +59,19 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'python -c pass':<20} median {statistics.median(python) * 1000:6.0f} ms")
 
     if not args.no_write:
+        load = os.getloadavg()[0]
+        prose = (
+            f"`python benchmarks/cli_startup.py --runs {args.runs}` on {platform.machine()}, "
+            f"{platform.python_version()}, {datetime.date.today().isoformat()} (2 cores shared with other work, "
+            f"load average {load:.1f}). Wall time of the installed `rsr` console script, {args.runs} runs each "
+            f"after {WARMUP} warm-up runs; budget {args.budget_ms:.0f} ms. `tests/test_package.py` checks that "
+            "`rsr --help` and `rsr ingest --help` import none of streamlit, plotly, pandas, docker, duckdb, "
+            "pyarrow, openai or pydantic (the commands import the engines they use when they run)."
+        )
         lines = [
             f"## {TITLE}",
             "",
-            f"`python benchmarks/cli_startup.py --runs {args.runs}` on {platform.machine()}, "
-            f"{platform.python_version()}, {datetime.date.today().isoformat()} (2 shared cores). Wall time of the "
-            f"installed `rsr` console script, {args.runs} runs each after {WARMUP} warm-up runs; budget "
-            f"{args.budget_ms:.0f} ms. `tests/test_package.py` checks that `rsr --help` and `rsr ingest --help` "
-            "import none of streamlit, plotly, pandas, docker, duckdb, pyarrow, openai or pydantic.",
+            textwrap.fill(prose, width=110, break_long_words=False, break_on_hyphens=False),
             "",
             "| command | median ms | min ms | max ms |",
             "| --- | ---: | ---: | ---: |",
