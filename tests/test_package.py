@@ -191,6 +191,7 @@ def test_the_installed_studio_works_from_outside_the_checkout(installed, outside
 
 
 PAGES_RUN = """
+import threading, time
 from pathlib import Path
 import rsr_core.ui
 from streamlit.testing.v1 import AppTest
@@ -199,6 +200,13 @@ assert pages
 for page in pages:
     at = AppTest.from_file(str(page), default_timeout=60).run()
     assert not at.exception, (page.name, [e.message for e in at.exception])
+# A server outlives the work its pages start in the background; this process must let it finish too.
+deadline = time.monotonic() + 120
+for thread in threading.enumerate():
+    if thread is not threading.main_thread():
+        thread.join(max(0, deadline - time.monotonic()))
+left = [t.name for t in threading.enumerate() if t is not threading.main_thread() and t.is_alive()]
+assert not left, f"background work of the pages still running after 120 s: {left}"
 """
 
 
