@@ -9,3 +9,7 @@ from __future__ import annotations
 
 class RsrError(Exception):
     """A failure the user can act on; its message is one line naming the thing and the problem."""
+
+
+class SandboxFailure(RsrError):
+    """The sandbox stopped working under the harness (its shell, terminal or container)."""

@@ -8,8 +8,8 @@ import uuid
 from datetime import UTC, datetime
 
 from rsr_core.formats.terminus import TerminusResponse, format_message
-from rsr_core.llm.client import Completion
 from rsr_core.models import ChangedPath, Step, Task, Trajectory
+from rsr_core.protocols import Completion
 
 
 def now() -> str:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from rsr_core import prompts
 from rsr_core.harness.terminus2 import RunState, Terminus2Harness, Turn
-from rsr_core.sandbox.verification import verify_run
 
 
 class RSRTHarness(Terminus2Harness):
@@ -30,7 +29,7 @@ class RSRTHarness(Terminus2Harness):
         if not turn.parsed.task_complete:
             return False, []
         state.claims += 1
-        verification = verify_run(state.sandbox, state.task, keep_agent=True)
+        verification = state.sandbox.verify(state.task, keep_agent=True)
         state.extra.setdefault("rsrt_claims", []).append(
             {"turn": turn.number, "reward": verification.reward, "tampered": verification.tampered}
         )

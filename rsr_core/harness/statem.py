@@ -17,9 +17,9 @@ from pathlib import Path
 from rsr_core import prompts
 from rsr_core.formats.terminus import TerminusResponse, parse_terminus
 from rsr_core.harness.terminus2 import RunState, Terminus2Harness, Turn
+from rsr_core.harness.tmux import TmuxSession
 from rsr_core.models import Command, Task
-from rsr_core.sandbox.docker_sandbox import DockerSandbox
-from rsr_core.sandbox.tmux import TmuxSession
+from rsr_core.protocols import Sandbox
 
 PHASES = ("explore", "plan", "implement", "verify", "done")
 ALLOWED = {
@@ -64,7 +64,7 @@ class StateMHarness(Terminus2Harness):
         self.state_path = state_path
         self.goals = prompts.load_json("statem_phases_v1.json")
 
-    def new_state(self, task: Task, sandbox: DockerSandbox, tmux: TmuxSession) -> StateMState:
+    def new_state(self, task: Task, sandbox: Sandbox, tmux: TmuxSession) -> StateMState:
         """Fresh state, or the saved record of an interrupted run (its commands replayed into this sandbox)."""
         state = StateMState(task, sandbox, tmux)
         saved = self._load_record(task)

@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass, field
 
 from rsr_core import prompts
+from rsr_core.errors import SandboxFailure
 from rsr_core.formats.terminus import (
     ProtocolError,
     TerminusResponse,
@@ -22,11 +23,9 @@ from rsr_core.formats.terminus import (
     parse_terminus,
 )
 from rsr_core.harness.recorder import TrajectoryRecorder
+from rsr_core.harness.tmux import TmuxSession
 from rsr_core.models import Task, Trajectory
-from rsr_core.protocols import LLM, SandboxProvider
-from rsr_core.sandbox.docker_sandbox import DockerSandbox, SandboxFailure
-from rsr_core.sandbox.tmux import TmuxSession
-from rsr_core.sandbox.verification import Verification, verify_run
+from rsr_core.protocols import LLM, RunVerification, Sandbox, SandboxProvider
 
 RESOURCE_LIMIT = "resource_limit"
 SANDBOX_ERROR = "sandbox_error"
@@ -59,7 +58,7 @@ class RunState:
     """Per-run state the hooks read and change (harness objects hold no run state, so runs can overlap)."""
 
     task: Task
-    sandbox: DockerSandbox
+    sandbox: Sandbox
     tmux: TmuxSession
     pending_confirmation: bool = False
     claims: int = 0
@@ -107,7 +106,7 @@ class Terminus2Harness:
         """Parse one answer (StateM also accepts `transition`)."""
         return parse_terminus(text)
 
-    def new_state(self, task: Task, sandbox: DockerSandbox, tmux: TmuxSession) -> RunState:
+    def new_state(self, task: Task, sandbox: Sandbox, tmux: TmuxSession) -> RunState:
         """Fresh per-run state."""
         return RunState(task, sandbox, tmux)
 
@@ -144,7 +143,7 @@ class Terminus2Harness:
         rec = TrajectoryRecorder(
             task, self.name, self.model, kind, scripted=self.model.startswith("scripted")
         )
-        verification: Verification | None = None
+        verification: RunVerification | None = None
         with self.sandboxes.open(task, labels) as sandbox:
             tmux = TmuxSession(sandbox)
             state = RunState(task, sandbox, tmux)  # replaced by the harness's own once the terminal runs
@@ -155,7 +154,7 @@ class Terminus2Harness:
             except SandboxFailure as exc:
                 reason, detail = self._failure(sandbox, exc)
             try:
-                verification = verify_run(sandbox, task, run_tests=reason != RESOURCE_LIMIT)
+                verification = sandbox.verify(task, run_tests=reason != RESOURCE_LIMIT)
             except SandboxFailure as exc:
                 if reason not in (RESOURCE_LIMIT, SANDBOX_ERROR):
                     reason, detail = SANDBOX_ERROR, f"the run could not be verified: {exc}"
@@ -166,13 +165,13 @@ class Terminus2Harness:
             verification.output if verification else None,
             exception,
             tampered=bool(verification and verification.tampered),
-            changed_paths=verification.integrity.changed_paths if verification else [],
-            extra={**(verification.integrity.extra() if verification else {}), **state.extra},
+            changed_paths=verification.changed_paths if verification else [],
+            extra={**(verification.extra() if verification else {}), **state.extra},
             **provenance,
         )
         return RunResult(traj, state.turns, reward, state.claimed, reason)
 
-    def _failure(self, sandbox: DockerSandbox, exc: SandboxFailure) -> tuple[str, str]:
+    def _failure(self, sandbox: Sandbox, exc: SandboxFailure) -> tuple[str, str]:
         """(reason, detail) of a sandbox that stopped working: a limit it hit, else the failure itself."""
         limit = sandbox.check_limits()
         return (RESOURCE_LIMIT, limit) if limit else (SANDBOX_ERROR, str(exc))

@@ -9,39 +9,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from typing import Any, Protocol
+from typing import Any
 
-from rsr_core.llm.client import Completion
-from rsr_core.protocols import LLM, SandboxProvider
+from rsr_core.protocols import LLM, Completion, Outcome, SandboxProvider
 
 SANDBOX_KINDS = frozenset({"execute", "discover"})
 """Unit kinds that open a sandbox (placed only where a Docker engine is: Ray's `sandbox` resource)."""
-
-Outcome = tuple[Any, dict[str, Any] | None, BaseException | None]
-"""(handle, result, error): exactly one of result and error is set."""
-
-
-class Backend(Protocol):
-    """Runs units somewhere and reports them back as they finish."""
-
-    slots: int
-    """How many units the driver keeps in flight."""
-
-    def submit(self, kind: str, inputs: dict[str, Any]) -> Any:
-        """Start one unit; returns a handle."""
-        ...
-
-    def wait(self, handles: list[Any], timeout: float) -> list[Outcome]:
-        """The units among `handles` that finished (at least one unless `timeout` passed)."""
-        ...
-
-    def where(self) -> str:
-        """Where units run, for the job's record (e.g. "threads on host", "ray at ADDRESS")."""
-        ...
-
-    def close(self) -> None:
-        """Stop taking units (units in flight are waited for by the caller)."""
-        ...
 
 
 class CappedLLM:

@@ -19,9 +19,9 @@ import json
 import socket
 from typing import Any
 
-from rsr_core.jobs.backends import SANDBOX_KINDS, CappedLLM, Outcome
+from rsr_core.jobs.backends import SANDBOX_KINDS, CappedLLM
 from rsr_core.jobs.worker import WorkerConfig, run_on_worker
-from rsr_core.protocols import LLM
+from rsr_core.protocols import LLM, Outcome
 from rsr_core.settings import Settings
 
 NODE_RETRIES = 3

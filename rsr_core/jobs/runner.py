@@ -19,10 +19,10 @@ from typing import Any
 import duckdb
 
 from rsr_core.errors import RsrError
-from rsr_core.jobs.backends import Backend, ThreadBackend
+from rsr_core.jobs.backends import ThreadBackend
 from rsr_core.jobs.discovery import DiscoverParams
 from rsr_core.models import CriticFlag, Runbook, Trajectory, TransferVerdict
-from rsr_core.protocols import LLM, SandboxProvider
+from rsr_core.protocols import LLM, Backend, SandboxProvider
 from rsr_core.rewrite.critic import critique_text
 from rsr_core.rewrite.units import RewriteParams, stable_id
 from rsr_core.store import Store, queries

@@ -10,28 +10,17 @@ kept cut, with a marker, so a runaway model cannot fill the store.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
 from typing import Any
 
 import openai
 from tenacity import RetryError, Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from rsr_core.errors import RsrError
+from rsr_core.protocols import Completion
 from rsr_core.settings import Settings
 
 DEFAULT_MAX_ANSWER_BYTES = 1_000_000
 TRUNCATION_MARKER = "\n[... answer cut at {limit} bytes by rsr: the model sent {size} bytes ...]"
-
-
-@dataclass(frozen=True)
-class Completion:
-    """One model answer."""
-
-    text: str
-    model: str
-    prompt_tokens: int
-    completion_tokens: int
-    truncated: bool = False
 
 
 class LLMError(RsrError):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from rsr_core.llm.client import Completion
+from rsr_core.protocols import Completion
 
 
 class MeteredLLM:

@@ -8,8 +8,7 @@ from typing import TypeVar
 from pydantic import BaseModel, ValidationError
 
 from rsr_core.formats.terminus import ProtocolError, extract_json_object
-from rsr_core.llm.client import Completion
-from rsr_core.protocols import LLM
+from rsr_core.protocols import LLM, Completion
 
 M = TypeVar("M", bound=BaseModel)
 

@@ -15,18 +15,23 @@ import os
 import threading
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import docker
 import docker.errors
 from docker.models.containers import Container
 
-from rsr_core.errors import RsrError
+from rsr_core.errors import SandboxFailure
+from rsr_core.protocols import ExecResult
 from rsr_core.sandbox.archive import tar_files
 from rsr_core.sandbox.channel import ChannelError, ShellChannel
 from rsr_core.sandbox.fs import ContainerFS
-from rsr_core.sandbox.gc import gc_containers, gc_snapshot_images  # noqa: F401 - their old home, still imported
 from rsr_core.sandbox.labels import LABEL, OWNER_LABEL, SNAPSHOT_REPOSITORY
 from rsr_core.sandbox.watchdog import DiskWatchdog, oom_killed
+
+if TYPE_CHECKING:
+    from rsr_core.models import Task
+    from rsr_core.sandbox.verification import Verification
 
 DEFAULT_CPUS = 1.0
 DEFAULT_MEMORY_MB = 1024
@@ -52,19 +57,6 @@ def keepalive(seconds: int) -> str:
 
 
 @dataclass(frozen=True)
-class ExecResult:
-    """Exit code and combined output of a command run in the sandbox."""
-
-    exit_code: int
-    output: str
-
-    @property
-    def timed_out(self) -> bool:
-        """`timeout` ended the command."""
-        return self.exit_code in (124, 137)
-
-
-@dataclass(frozen=True)
 class Limits:
     """Resource limits of a sandbox."""
 
@@ -75,10 +67,6 @@ class Limits:
     budget_s: float = DEFAULT_BUDGET_S
     storage_mb: int = DEFAULT_STORAGE_MB
     cap_add: tuple[str, ...] = field(default_factory=tuple)
-
-
-class SandboxFailure(RsrError):
-    """The sandbox stopped working under the harness (its shell, terminal or container)."""
 
 
 class DockerSandbox:
@@ -230,6 +218,13 @@ class DockerSandbox:
                 f"out of memory: {reply.oom_kills} process(es) killed (limit {self.limits.memory_mb} MiB)"
             )
         return ExecResult(reply.exit_code, reply.output)
+
+    def verify(self, task: Task, keep_agent: bool = False, run_tests: bool = True) -> Verification:
+        """Check this run (rsr_core/sandbox/verification.py): freeze it, read its diff from the engine, run the
+        hidden tests in a fresh container from its commit."""
+        from rsr_core.sandbox.verification import verify_run
+
+        return verify_run(self, task, keep_agent=keep_agent, run_tests=run_tests)
 
     def check_limits(self) -> str | None:
         """Ask the engine (not the sandbox) whether a limit was hit: the disk budget and OOM kills; sets and

@@ -21,8 +21,9 @@ from dataclasses import dataclass
 
 import docker.errors
 
-from rsr_core.models import Task
-from rsr_core.sandbox.docker_sandbox import DockerSandbox, SandboxFailure
+from rsr_core.errors import SandboxFailure
+from rsr_core.models import ChangedPath, Task
+from rsr_core.sandbox.docker_sandbox import DockerSandbox
 from rsr_core.sandbox.integrity import IntegrityReport, check_integrity
 from rsr_core.sandbox.verifier import DEFAULT_VERIFIER_TIMEOUT_S, VerifierResult, image_config, run_verifier
 
@@ -50,6 +51,15 @@ class Verification:
     def passed(self) -> bool:
         """The tests passed and the run left the verifier's ground alone."""
         return self.result is not None and self.result.passed and not self.tampered
+
+    @property
+    def changed_paths(self) -> list[ChangedPath]:
+        """What the run changed on disk, as stored (capped; every verifier-ground entry kept)."""
+        return self.integrity.changed_paths
+
+    def extra(self) -> dict:
+        """Facts of the check kept with the trajectory (the full count of changes, …)."""
+        return self.integrity.extra()
 
     @property
     def output(self) -> str | None:

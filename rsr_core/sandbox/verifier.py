@@ -18,8 +18,9 @@ import shlex
 import uuid
 from dataclasses import dataclass
 
+from rsr_core.errors import SandboxFailure
 from rsr_core.models import Task
-from rsr_core.sandbox.docker_sandbox import DockerSandbox, SandboxFailure
+from rsr_core.sandbox.docker_sandbox import DockerSandbox
 from rsr_core.sandbox.reward import read_reward
 
 DEFAULT_VERIFIER_TIMEOUT_S = 600.0

@@ -6,9 +6,8 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 
-from rsr_core.jobs.backends import Backend
 from rsr_core.jobs.runner import JobRunner
-from rsr_core.protocols import LLM, SandboxProvider
+from rsr_core.protocols import LLM, Backend, SandboxProvider
 from rsr_core.rewrite.units import RewriteParams
 from rsr_core.store import Store
 from rsr_core.store import jobs as jobs_sql

@@ -10,7 +10,8 @@ import pytest
 
 from rsr_core.harness import Terminus2Harness
 from rsr_core.llm.client import LLMError
-from rsr_core.sandbox.docker_sandbox import LABEL, DockerSandbox, Limits, gc_containers
+from rsr_core.sandbox.docker_sandbox import LABEL, DockerSandbox, Limits
+from rsr_core.sandbox.gc import gc_containers
 from tests.conftest import answer
 
 pytestmark = pytest.mark.docker

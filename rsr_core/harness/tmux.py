@@ -10,9 +10,10 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 
+from rsr_core.errors import SandboxFailure
 from rsr_core.formats.commands import TMUX_KEY_NAMES
 from rsr_core.models import Command
-from rsr_core.sandbox.docker_sandbox import DockerSandbox, SandboxFailure
+from rsr_core.protocols import Sandbox
 
 WIDTH, HEIGHT = 160, 40
 HISTORY_LINES = 100_000
@@ -23,7 +24,7 @@ SLACK_S = 30.0  # what a round trip may take beyond its waits before the termina
 class TmuxSession:
     """The agent's terminal (160x40)."""
 
-    def __init__(self, sandbox: DockerSandbox, name: str = "agent"):
+    def __init__(self, sandbox: Sandbox, name: str = "agent"):
         self.sandbox = sandbox
         self.name = name
         self._last: list[str] = []
