@@ -17,9 +17,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ALL_LEGS=(3.12:lowest 3.13:locked)
-# Left to the main run: Docker sandboxes and the real browser (engines outside Python), and the wheel test,
-# which each leg runs on its own after its suite.
-SKIP_MARKERS=(docker browser package)
+# Left to the main run: Docker sandboxes and the real browser (engines outside Python), the checks of our files
+# with other tools' own models (they run in side venvs of their own, whatever Python runs the suite), and the
+# wheel test, which each leg runs on its own after its suite.
+SKIP_MARKERS=(docker browser formats package)
 UV=${UV:-.venv/bin/uv}
 LOCK=constraints.txt
 CACHE=.cache/pythons
