@@ -55,7 +55,7 @@ def _prices_sql(prices: dict[str, tuple[float, float]]) -> tuple[str, list[Any]]
 
 
 def _where(f: ListFilter) -> tuple[str, list[Any]]:
-    where, params = queries._where(f.core)  # noqa: SLF001 - same package, one definition of the core filter
+    where, params = queries.where_clause(f.core)  # one definition of the core filter
     clauses = [where]
     if f.has_flags is not None:
         clauses.append(

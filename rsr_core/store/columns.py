@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from operator import attrgetter
 from typing import Any
@@ -10,7 +11,7 @@ from typing import Any
 import pyarrow as pa
 
 from rsr_core.formats.commands import split_commands
-from rsr_core.models import SCHEMA_VERSION, Task, Trajectory
+from rsr_core.models import SCHEMA_VERSION, Command, Step, Task, Trajectory
 
 # Search terms: the words of messages, observations and commands, lower-cased, as maximal runs of
 # [a-z0-9_.-/] of 2..64 characters; one row per (term, trajectory). (This was a DuckDB regexp_split over
@@ -361,3 +362,32 @@ def decode_trajectory_row(row: dict[str, Any]) -> dict[str, Any]:
     meta["changed_paths"] = json.loads(meta["changed_paths"]) if meta.get("changed_paths") else []
     meta["verifier_tampered"] = bool(meta.get("verifier_tampered"))
     return meta
+
+
+# What the read side selects: the trajectory fields as written, their JSON columns and the step count; every step
+# column but the trajectory id. (`trajectory_from_rows` turns such rows back into models.)
+TRAJECTORY_READ_COLUMNS = (*TRAJECTORY_FIELDS, "extra", "changed_paths", "n_steps")
+STEP_READ_COLUMNS = ("step_index", *STEP_FIELDS, "extra")
+ACTION_READ_COLUMNS = ("step_index", "function_name", "keystrokes", "duration")
+
+
+def trajectory_from_rows(
+    meta: dict[str, Any], steps: Iterable[dict[str, Any]], actions: Iterable[dict[str, Any]]
+) -> Trajectory:
+    """The one row -> model mapper: a trajectories row (TRAJECTORY_READ_COLUMNS), its steps rows
+    (STEP_READ_COLUMNS) and its actions rows (ACTION_READ_COLUMNS); extra keys (e.g. trajectory_id) are ignored."""
+    commands: dict[int, list[Command]] = {}
+    for a in actions:
+        commands.setdefault(a["step_index"], []).append(
+            Command(
+                keystrokes=a["keystrokes"],
+                duration=a["duration"],
+                function_name=a["function_name"] or "bash_command",
+            )
+        )
+    built = []
+    for row in sorted(steps, key=lambda r: r["step_index"]):
+        fields = {k: row[k] for k in STEP_FIELDS}
+        fields["extra"] = json.loads(row["extra"]) if row["extra"] else {}
+        built.append(Step(index=row["step_index"], commands=commands.get(row["step_index"], []), **fields))
+    return Trajectory(**decode_trajectory_row({k: meta[k] for k in TRAJECTORY_READ_COLUMNS}), steps=built)

@@ -3,16 +3,19 @@ batches in a stable order, and the pipeline verdicts that travel with an archive
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import Any
 
 import duckdb
 import pyarrow as pa
 
-from rsr_core.models import Command, Review, Step, Trajectory, TransferVerdict
-from rsr_core.store.columns import decode_trajectory_row
-from rsr_core.store.queries import _STEP_FIELDS, _TRAJ_FIELDS
+from rsr_core.models import Review, Trajectory, TransferVerdict
+from rsr_core.store.columns import (
+    ACTION_READ_COLUMNS,
+    STEP_READ_COLUMNS,
+    TRAJECTORY_READ_COLUMNS,
+    trajectory_from_rows,
+)
 from rsr_core.store.sql import registered
 
 # Why a selected trajectory is left out, in the order the reasons are tested (the first that applies counts).
@@ -33,7 +36,7 @@ LEFT_OUT_REASONS = (
 # Rewrites train iff the `rewrite_status` view keeps them; discovery runs iff terminus-2 solved the task
 # (rsr_solved: reward >= 1 without tampering); evals never. Other discovery harnesses (StateM, RSRT, …) carry
 # scaffolding the model will not have at inference. Scripted runs (replayed answers) only on request.
-_SELECTED_SQL = """
+SELECTED_SQL = """
 WITH selected AS (
     SELECT t.trajectory_id, t.task_id, t.kind, t.harness, t.n_steps, t.rowid AS row_order,
         CASE
@@ -53,7 +56,7 @@ WITH selected AS (
 """
 
 
-def _params(
+def selection_params(
     kinds: Iterable[str],
     task_ids: Iterable[str],
     include_direct_terminus: bool,
@@ -78,8 +81,8 @@ def selection_counts(
     include_scripted: bool = False,
 ) -> list[tuple[str | None, str, str, int]]:
     """(left_out reason or None for exported, kind, harness, count) over the selected trajectories."""
-    params = _params(kinds, task_ids, include_direct_terminus, training, include_scripted)
-    sql = _SELECTED_SQL + "SELECT left_out, kind, harness, count(*) FROM selected GROUP BY ALL ORDER BY ALL"
+    params = selection_params(kinds, task_ids, include_direct_terminus, training, include_scripted)
+    sql = SELECTED_SQL + "SELECT left_out, kind, harness, count(*) FROM selected GROUP BY ALL ORDER BY ALL"
     return [(r[0], r[1], r[2], int(r[3])) for r in cur.execute(sql, params).fetchall()]
 
 
@@ -91,8 +94,9 @@ def read_trajectories(cur: duckdb.DuckDBPyConnection, ids: pa.Array | list[str])
     """Whole trajectories (steps and commands) for these ids, in the order given; unknown ids are skipped."""
     table = pa.table({"trajectory_id": pa.array(ids, pa.string())})
     table = table.append_column("ord", pa.array(range(table.num_rows), pa.int64()))
-    traj_cols = ", ".join("t." + f for f in _TRAJ_FIELDS)
-    step_cols = ", ".join("s." + f for f in _STEP_FIELDS)
+    traj_cols = ", ".join("t." + f for f in TRAJECTORY_READ_COLUMNS)
+    step_cols = ", ".join("s." + f for f in STEP_READ_COLUMNS)
+    action_cols = ", ".join("a." + f for f in ACTION_READ_COLUMNS)
     with registered(cur, "_export_ids", table) as name:
         join = f"JOIN {name} b USING (trajectory_id)"
         metas = _rows(cur, f"SELECT {traj_cols} FROM trajectories t {join} ORDER BY b.ord")
@@ -101,26 +105,20 @@ def read_trajectories(cur: duckdb.DuckDBPyConnection, ids: pa.Array | list[str])
         )
         actions = _rows(
             cur,
-            "SELECT a.trajectory_id, a.step_index, a.function_name, a.keystrokes, a.duration "
-            f"FROM actions a {join} ORDER BY b.ord, a.step_index, a.action_index",
+            f"SELECT a.trajectory_id, {action_cols} FROM actions a {join} ORDER BY b.ord, a.step_index, a.action_index",
         )
-    commands: dict[tuple[str, int], list[Command]] = {}
-    for a in actions:
-        fn = a["function_name"] or "bash_command"
-        command = Command(keystrokes=a["keystrokes"], duration=a["duration"], function_name=fn)
-        commands.setdefault((a["trajectory_id"], a["step_index"]), []).append(command)
-    steps_of: dict[str, list[Step]] = {}
+    steps_of: dict[str, list[dict[str, Any]]] = {}
     for s in steps:
-        tid = s.pop("trajectory_id")
-        index = s.pop("step_index")
-        s["extra"] = json.loads(s["extra"]) if s["extra"] else {}
-        step = Step(index=index, commands=commands.get((tid, index), []), **s)
-        steps_of.setdefault(tid, []).append(step)
-    out = []
-    for meta in metas:
-        meta = decode_trajectory_row(meta)
-        out.append(Trajectory(**meta, steps=steps_of.get(meta["trajectory_id"], [])))
-    return out
+        steps_of.setdefault(s["trajectory_id"], []).append(s)
+    actions_of: dict[str, list[dict[str, Any]]] = {}
+    for a in actions:
+        actions_of.setdefault(a["trajectory_id"], []).append(a)
+    return [
+        trajectory_from_rows(
+            meta, steps_of.get(meta["trajectory_id"], []), actions_of.get(meta["trajectory_id"], [])
+        )
+        for meta in metas
+    ]
 
 
 def task_instructions(cur: duckdb.DuckDBPyConnection, task_ids: Iterable[str]) -> dict[str, str]:

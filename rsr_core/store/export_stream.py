@@ -10,17 +10,20 @@ read by id instead (and after a few such, the rest is read in batches by id).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 import duckdb
 import pyarrow as pa
 
-from rsr_core.models import Command, Step, Trajectory
-from rsr_core.store.columns import decode_trajectory_row
-from rsr_core.store.export_queries import _SELECTED_SQL, _params, read_trajectories
-from rsr_core.store.queries import _STEP_FIELDS, _TRAJ_FIELDS
+from rsr_core.models import Trajectory
+from rsr_core.store.columns import (
+    ACTION_READ_COLUMNS,
+    STEP_READ_COLUMNS,
+    TRAJECTORY_READ_COLUMNS,
+    trajectory_from_rows,
+)
+from rsr_core.store.export_queries import SELECTED_SQL, read_trajectories, selection_params
 
 CHUNK_ROWS = 2048
 MAX_MISALIGNED = 50
@@ -66,28 +69,12 @@ class _Rows:
 
 def _selected_order(cur: duckdb.DuckDBPyConnection, params: dict[str, Any]) -> pa.RecordBatchReader:
     sql = (
-        _SELECTED_SQL + ", n_actions AS (SELECT trajectory_id, count(*) AS n FROM actions GROUP BY ALL) "
+        SELECTED_SQL + ", n_actions AS (SELECT trajectory_id, count(*) AS n FROM actions GROUP BY ALL) "
         "SELECT s.trajectory_id, s.n_steps, coalesce(a.n, 0) AS n_actions FROM selected s "
         "LEFT JOIN n_actions a USING (trajectory_id) WHERE s.left_out IS NULL ORDER BY s.row_order"
     )
     # Fetched whole (a few dozen bytes per trajectory) so the joins' hash tables are freed at once.
     return cur.sql(sql, params=params).to_arrow_table().to_reader(CHUNK_ROWS)
-
-
-def _build(meta: dict[str, Any], steps: list[dict[str, Any]], actions: list[dict[str, Any]]) -> Trajectory:
-    commands: dict[int, list[Command]] = {}
-    for a in actions:
-        fn = a["function_name"] or "bash_command"
-        commands.setdefault(a["step_index"], []).append(
-            Command(keystrokes=a["keystrokes"], duration=a["duration"], function_name=fn)
-        )
-    built = []
-    for s in sorted(steps, key=lambda r: r["step_index"]):
-        s = {k: v for k, v in s.items() if k != "trajectory_id"}
-        index = s.pop("step_index")
-        s["extra"] = json.loads(s["extra"]) if s["extra"] else {}
-        built.append(Step(index=index, commands=commands.get(index, []), **s))
-    return Trajectory(**decode_trajectory_row(meta), steps=built)
 
 
 def stream_selected(
@@ -99,21 +86,23 @@ def stream_selected(
     include_scripted: bool = False,
 ) -> Iterator[Trajectory]:
     """The selected trajectories (those not left out), whole, in storage order."""
-    params = _params(kinds, task_ids, include_direct_terminus, training, include_scripted)
+    params = selection_params(kinds, task_ids, include_direct_terminus, training, include_scripted)
     cursors = [cur.cursor() for _ in range(4)]  # each stream keeps its result open; `cur` serves fallbacks
     try:
         order = _selected_order(cursors[0], params)
         metas = _Rows(
-            cursors[1].sql(f"SELECT {', '.join(_TRAJ_FIELDS)} FROM trajectories").to_arrow_reader(CHUNK_ROWS)
+            cursors[1]
+            .sql(f"SELECT {', '.join(TRAJECTORY_READ_COLUMNS)} FROM trajectories")
+            .to_arrow_reader(CHUNK_ROWS)
         )
         steps = _Rows(
             cursors[2]
-            .sql(f"SELECT trajectory_id, {', '.join(_STEP_FIELDS)} FROM steps")
+            .sql(f"SELECT trajectory_id, {', '.join(STEP_READ_COLUMNS)} FROM steps")
             .to_arrow_reader(CHUNK_ROWS)
         )
         actions = _Rows(
             cursors[3]
-            .sql("SELECT trajectory_id, step_index, function_name, keystrokes, duration FROM actions")
+            .sql(f"SELECT trajectory_id, {', '.join(ACTION_READ_COLUMNS)} FROM actions")
             .to_arrow_reader(CHUNK_ROWS)
         )  # fmt: skip
         yield from _merge(cur, order, metas, steps, actions)
@@ -151,6 +140,6 @@ def _merge(
                 misaligned.add(tid)
                 yield from read_trajectories(cur, [tid])
                 continue
-            yield _build(meta, step_rows, action_rows)
+            yield trajectory_from_rows(meta, step_rows, action_rows)
     if rest:
         yield from read_trajectories(cur, rest)

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
 import duckdb
 
-from rsr_core.models import KINDS, Command, Step, Task, TaskFile, Trajectory
+from rsr_core.models import KINDS, Task, TaskFile, Trajectory
 from rsr_core.store import columns
 from rsr_core.store.sql import one, scalar
 
@@ -81,7 +80,7 @@ def search_terms(text: str) -> list[str]:
     return [t for t in columns.words(text) if columns.TERM_MIN <= len(t) <= columns.TERM_MAX]
 
 
-def _where(f: TrajectoryFilter) -> tuple[str, list[Any]]:
+def where_clause(f: TrajectoryFilter) -> tuple[str, list[Any]]:
     clauses, params = ["TRUE"], []
     for col, value in (
         ("t.task_id", f.task_id),
@@ -152,7 +151,7 @@ def list_trajectories(
     cur: duckdb.DuckDBPyConnection, f: TrajectoryFilter, limit: int = 50, offset: int = 0
 ) -> list[dict[str, Any]]:
     """One page of trajectories matching the filter, newest ingest last, stable order."""
-    where, params = _where(f)
+    where, params = where_clause(f)
     cols = ", ".join(f"t.{c}" for c in LIST_COLUMNS)
     rows = cur.execute(
         f"SELECT {cols} FROM trajectories t WHERE {where} ORDER BY t.task_id, t.kind, t.harness, t.trajectory_id "
@@ -164,91 +163,33 @@ def list_trajectories(
 
 def count_trajectories(cur: duckdb.DuckDBPyConnection, f: TrajectoryFilter) -> int:
     """How many trajectories match the filter."""
-    where, params = _where(f)
+    where, params = where_clause(f)
     return scalar(cur, f"SELECT count(*) FROM trajectories t WHERE {where}", params)
-
-
-_TRAJ_FIELDS = (
-    "trajectory_id",
-    "session_id",
-    "task_id",
-    "kind",
-    "harness",
-    "agent_name",
-    "agent_version",
-    "model",
-    "reward",
-    "source_trajectory_id",
-    "runbook_id",
-    "job_id",
-    "instruction",
-    "started_at",
-    "finished_at",
-    "exception",
-    "verifier_output",
-    "scripted",
-    "verifier_tampered",
-    "origin",
-    "content_hash",
-    "extra",
-    "changed_paths",
-    "n_steps",
-)
-_STEP_FIELDS = (
-    "step_index",
-    "source",
-    "message",
-    "analysis",
-    "plan",
-    "reasoning",
-    "observation",
-    "task_complete",
-    "harness_control",
-    "private_guidance",
-    "copied_context",
-    "model_name",
-    "timestamp",
-    "prompt_tokens",
-    "completion_tokens",
-    "cost_usd",
-    "extra",
-)
 
 
 def get_trajectory(
     cur: duckdb.DuckDBPyConnection, trajectory_id: str, step_from: int = 1, step_to: int | None = None
 ) -> Trajectory | None:
     """A stored trajectory with its steps in [step_from, step_to] (all by default)."""
-    row = one(
-        cur, f"SELECT {', '.join(_TRAJ_FIELDS)} FROM trajectories WHERE trajectory_id = ?", [trajectory_id]
-    )
+    cols = columns.TRAJECTORY_READ_COLUMNS
+    row = one(cur, f"SELECT {', '.join(cols)} FROM trajectories WHERE trajectory_id = ?", [trajectory_id])
     if row is None:
         return None
-    meta = columns.decode_trajectory_row(dict(zip(_TRAJ_FIELDS, row, strict=True)))
     hi = step_to if step_to is not None else 2**31 - 1
-    steps_rows = cur.execute(
-        f"SELECT {', '.join(_STEP_FIELDS)} FROM steps WHERE trajectory_id = ? AND step_index BETWEEN ? AND ? "
-        "ORDER BY step_index",
-        [trajectory_id, step_from, hi],
-    ).fetchall()
-    action_rows = cur.execute(
-        "SELECT step_index, function_name, keystrokes, duration FROM actions "
+    window = [trajectory_id, step_from, hi]
+    steps = cur.execute(
+        f"SELECT {', '.join(columns.STEP_READ_COLUMNS)} FROM steps "
+        "WHERE trajectory_id = ? AND step_index BETWEEN ? AND ? ORDER BY step_index",
+        window,
+    )
+    step_rows = [dict(zip(columns.STEP_READ_COLUMNS, r, strict=True)) for r in steps.fetchall()]
+    actions = cur.execute(
+        f"SELECT {', '.join(columns.ACTION_READ_COLUMNS)} FROM actions "
         "WHERE trajectory_id = ? AND step_index BETWEEN ? AND ? ORDER BY step_index, action_index",
-        [trajectory_id, step_from, hi],
-    ).fetchall()
-    actions: dict[int, list[Command]] = {}
-    for idx, fn, keys, dur in action_rows:
-        actions.setdefault(idx, []).append(
-            Command(keystrokes=keys, duration=dur, function_name=fn or "bash_command")
-        )
-    steps = []
-    for r in steps_rows:
-        d = dict(zip(_STEP_FIELDS, r, strict=True))
-        d["index"] = d.pop("step_index")
-        d["extra"] = json.loads(d["extra"]) if d["extra"] else {}
-        d["commands"] = actions.get(d["index"], [])
-        steps.append(Step(**d))
-    return Trajectory(**meta, steps=steps)
+        window,
+    )
+    action_rows = [dict(zip(columns.ACTION_READ_COLUMNS, r, strict=True)) for r in actions.fetchall()]
+    return columns.trajectory_from_rows(dict(zip(cols, row, strict=True)), step_rows, action_rows)
 
 
 def commands_of_trajectory(cur: duckdb.DuckDBPyConnection, trajectory_id: str) -> list[str]:
