@@ -336,8 +336,8 @@ class TransferVerdict(_Model):
     """Evidence the LLM stage gave."""
 
 
-class IngestError(_Model):
-    """One file that could not be ingested."""
+class IngestRefusal(_Model):
+    """A record (not an exception) of one file or directory the ingest refused, and why; nothing of it stored."""
 
     path: str
     """The file (or directory) that failed."""
@@ -356,5 +356,5 @@ class IngestReport(_Model):
     """Trajectories already present (same id and content)."""
     tasks_added: int = 0
     """Task ids that were not known before."""
-    errors: list[IngestError] = Field(default_factory=list)
+    errors: list[IngestRefusal] = Field(default_factory=list)
     """Files that failed; nothing of them was stored."""

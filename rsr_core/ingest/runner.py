@@ -22,7 +22,7 @@ from rsr_core.ingest.rows import Rows, build_rows, gather
 from rsr_core.ingest.tasks import content_hash, read_harbor_task, read_tb1_task
 from rsr_core.ingest.tb1 import read_tb1_trial
 from rsr_core.ingest.workers import parser_pool
-from rsr_core.models import IngestError, IngestReport, Review, Task, Trajectory, TransferVerdict
+from rsr_core.models import IngestRefusal, IngestReport, Review, Task, Trajectory, TransferVerdict
 from rsr_core.store.pipeline import store_carried_verdicts
 from rsr_core.store.store import Store
 
@@ -200,7 +200,7 @@ class Ingestor:
         return self.report
 
     def _fail(self, path: Path, error: str) -> None:
-        self.report.errors.append(IngestError(path=str(path), error=error))
+        self.report.errors.append(IngestRefusal(path=str(path), error=error))
 
     def _store_task(self, parsed: Parsed) -> None:
         known = self.store.known_task_ids([parsed.task.task_id])
