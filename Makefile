@@ -19,7 +19,8 @@ timed = @echo '$(subst ','\'',$(2))'; t0=$$(date +%s%N); { $(2); } || exit $$?; 
 $(STAMP): pyproject.toml $(LOCK)
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip >/dev/null
-	$(call timed,venv,$(BIN)/pip install -q -e '.[dev]' -c $(LOCK))
+	$(BIN)/pip install -q -c $(LOCK) uv
+	$(call timed,venv,$(BIN)/uv pip install -q --python $(BIN)/python -e '.[dev]' -c $(LOCK))
 	touch $(STAMP)
 
 venv: $(STAMP)
