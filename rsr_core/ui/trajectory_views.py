@@ -40,6 +40,7 @@ OPTIONAL = {
     "source_trajectory_id": "source",
     "scripted": "scripted",
 }
+MORE_FILTERS = ("f_reward", "f_flags", "f_review", "f_kept", "f_tampered")
 DEFAULT_COLUMNS = [
     "reward",
     "steps",
@@ -105,14 +106,16 @@ def list_filters(ctx: AppServices) -> app_queries.ListFilter:
         category = c[2].selectbox("category", [None, *facets["category"]], key="f_category", format_func=_any)
         harness = c[3].selectbox("harness", [None, *facets["harness"]], key="f_harness", format_func=_any)
         kind = c[4].selectbox("kind", [None, *facets["kind"]], key="f_kind", format_func=_any)
-        d = st.columns(5)
-        reward = d[0].selectbox("reward", ["any", "solved (>= 1)", "not solved"], key="f_reward")
-        flags = d[1].selectbox("critic / transfer flags", ["any", "has flags", "no flags"], key="f_flags")
-        review = d[2].selectbox(
-            "runbook review", ["any", "approved", "rejected", "unreviewed"], key="f_review"
-        )
-        kept = d[3].selectbox("kept for training", ["any", "kept", "not kept"], key="f_kept")
-        tampered = d[4].selectbox("verifier", ["any", "tampered", "not tampered"], key="f_tampered")
+        more = [k for k in MORE_FILTERS if st.session_state.get(k, "any") != "any"]
+        # In a popover: the browser mounts its widgets only when it is opened (each costs tens of ms to draw).
+        with st.popover(f"more filters ({len(more)} set)" if more else "more filters"):
+            reward = st.selectbox("reward", ["any", "solved (>= 1)", "not solved"], key="f_reward")
+            flags = st.selectbox("critic / transfer flags", ["any", "has flags", "no flags"], key="f_flags")
+            review = st.selectbox(
+                "runbook review", ["any", "approved", "rejected", "unreviewed"], key="f_review"
+            )
+            kept = st.selectbox("kept for training", ["any", "kept", "not kept"], key="f_kept")
+            tampered = st.selectbox("verifier", ["any", "tampered", "not tampered"], key="f_tampered")
     core = queries.TrajectoryFilter(
         task_id=task,
         category=category,
@@ -134,10 +137,11 @@ def list_filters(ctx: AppServices) -> app_queries.ListFilter:
 def trajectory_list(ctx: AppServices) -> None:
     """The filtered list, sorted by any column, with the columns the reader chose; select to open or compare."""
     f = list_filters(ctx)
-    c = st.columns([3, 2, 1, 2])
-    columns = c[0].multiselect(
-        "columns", list(OPTIONAL), DEFAULT_COLUMNS, key="list_columns", format_func=OPTIONAL.get
-    )
+    c = st.columns([1, 2, 1, 2])
+    with c[0].popover("columns"):
+        columns = st.multiselect(
+            "columns", list(OPTIONAL), DEFAULT_COLUMNS, key="list_columns", format_func=OPTIONAL.get
+        )
     sort = c[1].selectbox(
         "sort by",
         [None, *ALWAYS, *OPTIONAL],
