@@ -48,7 +48,8 @@ if require_data(ctx):
         shown, hide_index=True, on_select="rerun", selection_mode="multi-row", key="rb_table"
     )
     selected = [shown.iloc[i]["runbook_id"] for i in event.selection.rows] if event else []
-    with st.expander(f"bulk review of the selection ({len(selected)} selected)", expanded=bool(selected)):
+    # A popover: its form is drawn in the browser only when opened.
+    with st.popover(f"bulk review of the selection ({len(selected)} selected)", disabled=not selected):
         review_form(ctx, selected, key="bulk")
     if len(selected) == 1 and st.session_state.get("rb_selected") != selected[0]:
         st.session_state["rb_focus"] = selected[0]  # a newly selected row opens below
