@@ -22,15 +22,16 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--d
 OBSERVER = """
 (() => {
   const r = window.__rsr = {last: performance.now(), runs: 0, state: null};
-  new MutationObserver(() => {
+  new MutationObserver((records) => {
     r.last = performance.now();
-    const app = document.querySelector('[data-testid="stApp"]');
-    const s = app ? app.getAttribute('data-test-script-state') : null;
-    if (s !== r.state) {
-      if (s === 'notRunning' && r.state !== null) r.runs++;
-      r.state = s;
+    for (const m of records) {
+      // Each record keeps the value it replaced: a run that starts and ends between two callbacks still counts.
+      if (m.attributeName === 'data-test-script-state' && m.oldValue === 'running') r.runs++;
     }
-  }).observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
+    const app = document.querySelector('[data-testid="stApp"]');
+    r.state = app ? app.getAttribute('data-test-script-state') : null;
+  }).observe(document, {subtree: true, childList: true, attributes: true, characterData: true,
+                        attributeOldValue: true});
 })();
 """
 _STATE = "() => [window.__rsr.runs, window.__rsr.state, window.__rsr.last, performance.now()]"
