@@ -55,12 +55,14 @@ def _violin(stats: pd.DataFrame, fig: go.Figure, groups: list[str]) -> None:
     for relation, side in (("same", -1), ("cross", 1)):
         xs: list[float | None] = []
         ys: list[float | None] = []
-        for row in stats[stats["relation"] == relation].itertuples():
-            dens = np.asarray(row.density, dtype=float)
+        part = stats[stats["relation"] == relation]
+        for group, grid, density in zip(part["group"], part["grid"], part["density"], strict=True):
+            dens = np.asarray(density, dtype=float)
             width = dens / dens.max() * 0.45 if dens.max() > 0 else dens
-            centre = at[str(row.group)]
+            centre = at[str(group)]
+            ys_group: list[float] = [float(y) for y in grid]
             xs += [centre, *(centre + side * width).round(4).tolist(), centre, None]
-            ys += [row.grid[0], *row.grid, row.grid[-1], None]
+            ys += [ys_group[0], *ys_group, ys_group[-1], None]
         fig.add_trace(
             go.Scatter(
                 x=xs,

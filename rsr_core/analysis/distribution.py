@@ -47,7 +47,7 @@ def group_stats(long: pd.DataFrame) -> pd.DataFrame:
     Groups keep their order of first appearance; relations are "same" then "cross"; empty cells are left out.
     """
     rows = []
-    groups = pd.unique(long["group"]) if len(long) else []
+    groups: list = list(pd.unique(long["group"])) if len(long) else []
     for group in groups:
         part = long[long["group"] == group] if len(groups) > 1 else long
         for relation in ("same", "cross"):

@@ -88,7 +88,7 @@ def plan_of(ctx: AppServices, filters: ExportFilters) -> tuple[ExportPreview | N
             _COUNTS[key] = job
             while len(_COUNTS) > KEEP:
                 _COUNTS.pop(next(iter(_COUNTS)))
-    if job.running:
+    if job.thread is not None and job.thread.is_alive():
         job.thread.join(WAIT_S)
     current = not job.running and job.signature == signature and job.error is None
     return job.result, current, job.error
