@@ -145,7 +145,7 @@ def test_similarity_scores_once_in_the_background_then_draws_stored_summaries(de
     analysis_data._REFRESHES[str(demo_db)].thread.join(60)
     at = page("similarity")
     assert not at.exception and len(at.get("plotly_chart")) == 1
-    summary = at.dataframe[0].value
+    summary = at.table[0].value
     assert list(summary["metric"].unique()) == ["exact", "multiset", "order", "fuzzy", "transition"]
     for view in ("per task", "per category", "pairwise heatmap of one task"):
         at.radio(key="sim_view").set_value(view).run()

@@ -31,7 +31,9 @@ if require_data(ctx):
         left, right = st.columns(2)
         left.plotly_chart(drawn["coverage_bars"], key="coverage_bars")
         right.plotly_chart(drawn["coverage_upset"], key="coverage_upset")
-        st.dataframe(fig["harness"], hide_index=True, key="coverage_table")
+        st.table(
+            fig["harness"], hide_index=True
+        )  # a few rows: an HTML table draws in a fraction of a grid's time
     else:
         st.info("No discovery trajectories yet: run `rsr discover` or ingest discovery runs.")
 
@@ -43,4 +45,4 @@ if require_data(ctx):
         st.info("No rewrite jobs yet: start one on the Rewrite page or with `rsr rewrite`.")
 
     st.subheader("Trajectories and pass rates by kind and harness")
-    st.dataframe(fig["kind_harness"], hide_index=True, key="kind_harness")
+    st.table(fig["kind_harness"], hide_index=True)
