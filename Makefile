@@ -5,6 +5,7 @@ VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 LOCK    := constraints.txt
+EXTRAS  := dev,ray
 DEMO_DB ?= data/rsr.duckdb
 PORT    ?= 8501
 ADDRESS ?= localhost
@@ -20,7 +21,7 @@ $(STAMP): pyproject.toml $(LOCK)
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip >/dev/null
 	$(BIN)/pip install -q -c $(LOCK) uv
-	$(call timed,venv,$(BIN)/uv pip install -q --python $(BIN)/python -e '.[dev]' -c $(LOCK))
+	$(call timed,venv,$(BIN)/uv pip install -q --python $(BIN)/python -e '.[$(EXTRAS)]' -c $(LOCK))
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -58,13 +59,13 @@ test: venv pythons docker base-image chromium
 	$(call timed,pytest,$(BIN)/pytest -q)
 	$(call timed,other Pythons,scripts/test_pythons.sh)
 
-## Refresh constraints.txt from a fresh resolution of pyproject.toml (with dev) for Python 3.11, every package
+## Refresh constraints.txt from a fresh resolution of pyproject.toml (with dev and ray) for Python 3.11, every package
 ## pinned; its date is the cutoff for the indirect dependencies of the lowest-version run
 lock:
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	test -x $(BIN)/uv || $(BIN)/pip install -q uv
 	cutoff=$$(date -u +%Y-%m-%dT%H:%M:%SZ) && rm -f $(LOCK).new && \
-	$(BIN)/uv pip compile -q pyproject.toml --extra dev --python-version 3.11 --exclude-newer $$cutoff \
+	$(BIN)/uv pip compile -q pyproject.toml --extra dev --extra ray --python-version 3.11 --exclude-newer $$cutoff \
 	  --custom-compile-command 'make lock' -o $(LOCK).new && \
 	{ echo "# exclude-newer: $$cutoff (the resolution's date: scripts/test_pythons.sh resolves as of it)"; \
 	  cat $(LOCK).new; } >$(LOCK) && rm $(LOCK).new
