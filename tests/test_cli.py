@@ -130,7 +130,7 @@ def test_a_writer_waits_for_a_holder_with_a_bounded_reported_wait(tmp_path):
     finally:
         holder.kill()
         holder.wait()
-    holder = _hold(db, 2)
+    holder = _hold(db, 6)  # long enough that the writer, however slowly it starts, finds the file held
     try:
         res = _ingest(db, "60")
         assert res.returncode == 0, res.stderr

@@ -231,7 +231,7 @@ def approved_without_executions(cur: duckdb.DuckDBPyConnection, job_id: str) -> 
         SELECT r.runbook_id FROM runbook_status r
         WHERE r.job_id = ? AND r.status = 'approved'
           AND NOT EXISTS (SELECT 1 FROM work_units u WHERE u.job_id = r.job_id AND u.kind = 'execute'
-                          AND u.payload->>'runbook_id' = r.runbook_id)
+                          AND (u.payload->>'runbook_id') = r.runbook_id)
         ORDER BY r.runbook_id
         """,
         [job_id],
@@ -257,8 +257,8 @@ def unit_usage(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
         SELECT u.job_id, u.kind AS role, u.model, coalesce(r.task_id, s.task_id) AS task_id,
                u.prompt_tokens, u.completion_tokens, u.cost_usd
         FROM work_units u
-        LEFT JOIN runbooks r ON r.runbook_id = u.payload->>'runbook_id'
-        LEFT JOIN trajectories s ON s.trajectory_id = u.payload->>'source_trajectory_id'
+        LEFT JOIN runbooks r ON r.runbook_id = (u.payload->>'runbook_id')
+        LEFT JOIN trajectories s ON s.trajectory_id = (u.payload->>'source_trajectory_id')
         WHERE u.status = 'done'
         """
     )
