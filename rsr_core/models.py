@@ -88,6 +88,17 @@ class Step(_Model):
 ChangeKind = Literal["added", "changed", "deleted"]
 
 
+def as_kind(value: str) -> Kind:
+    """A trajectory kind checked (ValueError naming the kinds otherwise)."""
+    if value == "discovery":
+        return "discovery"
+    if value == "rewrite":
+        return "rewrite"
+    if value == "eval":
+        return "eval"
+    raise ValueError(f"kind {value!r}: expected one of {', '.join(KINDS)}")
+
+
 class ChangedPath(_Model):
     """One path a run changed in its sandbox, as the engine's filesystem diff of the container reports it."""
 

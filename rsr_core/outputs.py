@@ -18,6 +18,7 @@ import stat
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import IO, Any
 
 from rsr_core.errors import RsrError
 
@@ -107,7 +108,7 @@ class AtomicFile:
             fd = os.open(self.temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         except OSError as exc:
             raise OutputError(f"{path}: cannot write in {path.parent}: {exc.strerror or exc}") from None
-        self.handle = os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8"}))
+        self.handle: IO[Any] = os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8")
 
     def commit(self) -> None:
         """Close and move into place (the check is repeated: the path may have changed meanwhile)."""

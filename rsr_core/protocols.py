@@ -88,7 +88,10 @@ class RunVerification(Protocol):
 class Sandbox(Protocol):
     """A fresh, isolated machine for one run; the agent's terminal runs in its shell."""
 
-    def shell(self, script: str) -> ExecResult:
+    limit_reason: str | None
+    """The resource limit that ended the run, once one did."""
+
+    def shell(self, script: str, timeout_s: float = ...) -> ExecResult:
         """Run a shell script (one round trip); raises SandboxFailure when the sandbox stopped working."""
         ...
 

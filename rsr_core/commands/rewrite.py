@@ -6,7 +6,7 @@ import argparse
 import json
 import os
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rsr_core.commands.common import add_db, add_json, emit, open_store
 from rsr_core.commands.jobrun import add_backend_args, make_runner
@@ -102,17 +102,18 @@ def _report(
     from rsr_core.store import pipeline as pipeline_sql
 
     with services.store.reading() as cur:
-        payload = {
+        failures = jobs_sql.failed_units(cur, job_id)
+        payload: dict[str, Any] = {
             "job_id": job_id,
             "status": status,
             "units": jobs_sql.unit_counts(cur, job_id),
-            "failures": jobs_sql.failed_units(cur, job_id),
+            "failures": failures,
             "funnel": pipeline_sql.funnel(cur),
         }
     if requeued is not None:
         payload["requeued"] = requeued
     sys.stderr.write("\n")
-    text = [f"job {job_id}: {status}"] + _failure_lines(payload["failures"])
+    text = [f"job {job_id}: {status}"] + _failure_lines(failures)
     emit(args, payload, "\n".join(text))
     return 0 if status in ("done", "waiting_review") else 1
 

@@ -142,7 +142,7 @@ def training_row(
     last = max(i for i, t in enumerate(turns) if t[0] == "assistant")
     messages: list[dict[str, str]] = []
     prev_step: Step | None = None
-    for role, content, step in turns[: last + 1]:
+    for role, content, turn_step in turns[: last + 1]:
         if role == "system" and messages:
             role = "user"
         if messages and role == messages[-1]["role"]:
@@ -151,12 +151,12 @@ def training_row(
                 continue
             if prev_step is not None and not (prev_step.commands or prev_step.task_complete):
                 messages[-1]["content"] = content  # the first of the two did nothing: keep the second only
-                prev_step = step
+                prev_step = turn_step
                 continue
             messages.append({"role": "user", "content": NO_OUTPUT})
         messages.append({"role": role, "content": content})
         if role == "assistant":
-            prev_step = step
+            prev_step = turn_step
     return messages, None
 
 

@@ -19,7 +19,7 @@ from rsr_core.formats.control import canonical_harness, is_control_message, task
 from rsr_core.formats.provenance import carried_hash, rsr_extra, stored_step_values
 from rsr_core.formats.reading import FormatError, construct, expect, preview
 from rsr_core.formats.terminus import parse_lenient, split_message
-from rsr_core.models import Command, Step, Trajectory
+from rsr_core.models import Command, Step, Trajectory, as_kind
 
 __all__ = ["carried_hash", "is_atif", "parse_atif", "parse_steps"]
 
@@ -67,7 +67,7 @@ def check_version(obj: dict) -> str:
         raise FormatError(
             f"schema_version: {preview(version)} is not supported; expected ATIF-v1.0 … ATIF-v1.8"
         )
-    return version
+    return str(version)
 
 
 def canonical_tool_calls(step_id: int, source: str, commands: list[Command], complete: bool) -> list[dict]:
@@ -335,9 +335,8 @@ def _trajectory_id(obj: dict, minor: int) -> str:
     traj_id = obj.get("trajectory_id") or obj.get("session_id")
     if not traj_id and minor >= IDS_OPTIONAL_FROM:
         return content_id(obj)
-    expect(
-        isinstance(traj_id, str) and traj_id != "", "session_id", "a non-empty string", obj.get("session_id")
-    )
+    if not isinstance(traj_id, str) or not traj_id:
+        raise FormatError(f"session_id: expected a non-empty string, got {preview(obj.get('session_id'))}")
     return traj_id
 
 
@@ -398,7 +397,7 @@ def parse_atif(obj: Any) -> tuple[Trajectory, dict]:
         trajectory_id=traj_id,
         session_id=rsr.get("session_id", session_id if isinstance(session_id, str) else None),
         task_id=task_id_of(rsr.get("task_id")),
-        kind=rsr.get("kind") or "discovery",
+        kind=as_kind(rsr.get("kind") or "discovery"),
         harness=canonical_harness(rsr.get("harness") or agent["name"]),
         agent_name=rsr.get("agent_name", agent["name"]),
         agent_version=rsr["agent_version"]

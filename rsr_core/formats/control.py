@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import overload
 
 # Messages a harness injects that are not part of the task dialogue. Our own harnesses also mark such
 # steps explicitly (step extra `harness_control: true`); these patterns catch recorded runs of others.
@@ -31,6 +32,10 @@ HARNESS_ALIASES = {
 }
 
 
+@overload
+def canonical_harness(name: str) -> str: ...
+@overload
+def canonical_harness(name: None) -> None: ...
 def canonical_harness(name: str | None) -> str | None:
     """terminus-2, statem and rsrt recognised in any spelling; other names kept as written."""
     if name is None:

@@ -13,7 +13,7 @@ from rsr_core.models import KINDS, ChangedPath, Command, Review, TransferVerdict
 # Step fields an RSR export carries in step `extra.rsr_step` when reading would derive them differently, or
 # when ATIF has no place for them on that step (a model name, reasoning or metrics on a non-agent step, a
 # timestamp that is not ISO 8601).
-STORED_STEP_FIELDS = {
+STORED_STEP_FIELDS: dict[str, type | tuple[type, ...]] = {
     "index": int,
     "analysis": (str, type(None)),
     "plan": (str, type(None)),

@@ -1,9 +1,8 @@
-"""`rsr discover`: run a discovery harness on a task N times, store each run, write harbor trial dirs."""
+"""`rsr discover` around its job (rsr_core/jobs/discovery.py): the task it runs, what it prints per run, and the
+harbor job dirs it writes."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -11,12 +10,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from rsr_core.formats.reading import FormatError
-from rsr_core.harness import HARNESSES
-from rsr_core.harness.statem import StateMHarness
 from rsr_core.harness.trial_dir import write_job_result, write_trial
 from rsr_core.ingest.tasks import content_hash, read_task_dir
 from rsr_core.models import Task
-from rsr_core.protocols import LLM, SandboxProvider
 from rsr_core.store import Store
 
 
@@ -64,90 +60,10 @@ def resolve_task(store: Store, ref: str) -> Task:
             raise TaskNotFound(str(exc)) from None
         store.write_task(task, content_hash(path))
         return task
-    task = store.get_task(ref, with_hidden=True)
-    if task is None or not any(f.role == "test" for f in task.files):
+    stored = store.get_task(ref, with_hidden=True)
+    if stored is None or not any(f.role == "test" for f in stored.files):
         raise TaskNotFound(f"no task {ref!r} with hidden tests in the store; pass the task directory instead")
-    return task
-
-
-def run_discovery(
-    store: Store,
-    llm: LLM,
-    sandboxes: SandboxProvider,
-    task: Task,
-    harness: str,
-    model: str,
-    runs: int = 1,
-    max_turns: int = 30,
-    out_dir: Path | None = None,
-    on_run: Callable[[RunSummary], None] | None = None,
-) -> list[RunSummary]:
-    """Run, store (kind discovery) and optionally write a harbor job dir; returns one summary per run. A run
-    that fails to run (the model endpoint, the image, the engine) is reported as `failed` and the next run
-    goes on."""
-    cls = HARNESSES[harness]
-    job_dir = None
-    if out_dir is not None:
-        job_dir = out_dir / f"{datetime.now(UTC):%Y-%m-%d__%H-%M-%S}__{harness}__{task.task_id}"
-    summaries, trajs = [], []
-    for i in range(1, runs + 1):
-        kwargs = {}
-        if cls is StateMHarness and job_dir is not None:
-            kwargs["state_path"] = job_dir / f"{task.task_id}__run{i}" / "statem_state.json"
-        h = cls(llm, sandboxes, model, max_turns=max_turns, **kwargs)
-        t0 = time.monotonic()
-        try:
-            result = h.run(task)
-        except Exception as exc:  # noqa: BLE001 - one line per failed run, then the next run
-            summary = RunSummary(
-                run=i,
-                trajectory_id=None,
-                task_id=task.task_id,
-                harness=harness,
-                model=model,
-                reward=None,
-                turns=0,
-                claimed=False,
-                stop_reason="failed",
-                error=f"{type(exc).__name__}: {' '.join(str(exc).split())[:500]}",
-                seconds=round(time.monotonic() - t0, 2),
-            )
-            summaries.append(summary)
-            if on_run:
-                on_run(summary)
-            continue
-        store.write_trajectories([result.trajectory])
-        trajs.append(result.trajectory)
-        if job_dir is not None:
-            write_trial(
-                job_dir,
-                result.trajectory,
-                task.name or task.task_id,
-                f"{task.task_id}__run{i}",
-                task_dir=task.path,
-            )
-        summary = RunSummary(
-            run=i,
-            trajectory_id=result.trajectory.trajectory_id,
-            task_id=task.task_id,
-            harness=harness,
-            model=model,
-            reward=result.reward,
-            verifier_tampered=result.trajectory.verifier_tampered,
-            turns=result.turns,
-            claimed=result.claimed,
-            stop_reason=result.stop_reason,
-            error=result.trajectory.exception
-            if result.stop_reason in ("resource_limit", "sandbox_error")
-            else None,
-            seconds=round(time.monotonic() - t0, 2),
-        )
-        summaries.append(summary)
-        if on_run:
-            on_run(summary)
-    if job_dir is not None:
-        write_job_result(job_dir, trajs)
-    return summaries
+    return stored
 
 
 def summary_of(

@@ -53,6 +53,13 @@ class StateMState(RunState):
         }
 
 
+def _own(state: RunState) -> StateMState:
+    """The run's state as StateM made it (new_state); the hooks receive it typed as the base harness's."""
+    if not isinstance(state, StateMState):
+        raise TypeError(f"StateM hooks need the state StateM made, got {type(state).__name__}")
+    return state
+
+
 class StateMHarness(Terminus2Harness):
     """Workflow state-machine discovery harness."""
 
@@ -89,8 +96,9 @@ class StateMHarness(Terminus2Harness):
             tmp.write_text(json.dumps(state.record(), indent=1))
             tmp.replace(self.state_path)
 
-    def first_prompt(self, state: StateMState, screen: str) -> str:
+    def first_prompt(self, state: RunState, screen: str) -> str:
         """The phase-local prompt: instruction, phase and its goal, notes carried over, the screen."""
+        state = _own(state)
         notes = "".join(
             f"Notes from the {n['phase']} phase: {n['analysis']} {n['plan']}\n" for n in state.notes
         )
@@ -108,8 +116,9 @@ class StateMHarness(Terminus2Harness):
         """Terminus 2 answer plus an optional `transition`."""
         return parse_terminus(text, allow_transition=True)
 
-    def on_turn(self, state: StateMState, turn: Turn) -> tuple[bool, list[str]]:
+    def on_turn(self, state: RunState, turn: Turn) -> tuple[bool, list[str]]:
         """Check the requested transition / completion claim and announce the new phase."""
+        state = _own(state)
         parsed = turn.parsed
         state.turn = turn.number
         state.keystrokes += [(c.keystrokes, c.duration) for c in parsed.commands]
@@ -142,9 +151,10 @@ class StateMHarness(Terminus2Harness):
         return done, notes
 
     def next_messages(
-        self, state: StateMState, messages: list[dict[str, str]], user_text: str
+        self, state: RunState, messages: list[dict[str, str]], user_text: str
     ) -> list[dict[str, str]]:
         """After a transition the context starts afresh for the new phase."""
+        state = _own(state)
         if state.phase_prompt is None:
             return super().next_messages(state, messages, user_text)
         prompt, state.phase_prompt = state.phase_prompt, None

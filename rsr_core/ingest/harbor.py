@@ -11,7 +11,7 @@ from rsr_core.formats.control import canonical_harness, task_id_of
 from rsr_core.formats.reading import FormatError, expect, sha256
 from rsr_core.formats.rewards import checked_reward, reward_from_text, reward_of_mapping
 from rsr_core.ingest.fs import present, read_json, read_text
-from rsr_core.models import Trajectory
+from rsr_core.models import Trajectory, as_kind
 
 
 def is_trial_result(obj: Any) -> bool:
@@ -95,7 +95,7 @@ def read_trial(
     traj.harness = canonical_harness(
         harness or rsr.get("harness") or agent_name or traj.agent_name or "unknown"
     )
-    traj.kind = kind or rsr.get("kind") or "discovery"
+    traj.kind = as_kind(kind or rsr.get("kind") or "discovery")
     traj.reward = float(reward) if reward is not None else None
     traj.agent_name = traj.agent_name or agent_name
     traj.agent_version = traj.agent_version or (

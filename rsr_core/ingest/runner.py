@@ -22,7 +22,7 @@ from rsr_core.ingest.rows import Rows, build_rows, gather
 from rsr_core.ingest.tasks import content_hash, read_harbor_task, read_tb1_task
 from rsr_core.ingest.tb1 import read_tb1_trial
 from rsr_core.ingest.workers import parser_pool
-from rsr_core.models import IngestRefusal, IngestReport, Review, Task, Trajectory, TransferVerdict
+from rsr_core.models import IngestRefusal, IngestReport, Review, Task, Trajectory, TransferVerdict, as_kind
 from rsr_core.store.pipeline import store_carried_verdicts
 from rsr_core.store.store import Store
 
@@ -48,6 +48,17 @@ class Parsed:
     rows: Rows | None = None
 
 
+@dataclass
+class Ready:
+    """A parsed trajectory with its rows, on its way to the store."""
+
+    unit: Unit
+    trajectory: Trajectory
+    rows: Rows
+    transfer: TransferVerdict | None
+    reviews: list[Review]
+
+
 def _read_atif(path: Path, root: Path, harness: str | None, kind: str | None) -> tuple[Trajectory, dict]:
     data = read_input(path, root, path.name)
     obj = parse_json_bytes(data, "ATIF JSON")
@@ -60,7 +71,7 @@ def _read_atif(path: Path, root: Path, harness: str | None, kind: str | None) ->
     if harness:
         traj.harness = harness
     if kind:
-        traj.kind = kind
+        traj.kind = as_kind(kind)
     traj.content_hash = carried_hash(rsr) or sha256(data)
     return traj, rsr
 
@@ -127,21 +138,23 @@ def parse_chunk(units: list[Unit], harness: str | None = None, kind: str | None 
     gc.disable()
     try:
         parsed = [parse_unit(unit, harness, kind) for unit in units]
-        found = [p for p in parsed if p.trajectory is not None]
+        found = [(p, p.trajectory) for p in parsed if p.trajectory is not None]
         try:
-            located = build_rows([p.trajectory for p in found])
+            located = build_rows([t for _, t in found])
         except (pa.ArrowException, OverflowError, TypeError, ValueError):
             located = []
-            for p in found:
+            kept = []
+            for p, traj in found:
                 try:
-                    located.extend(build_rows([p.trajectory]))
+                    located.extend(build_rows([traj]))
+                    kept.append((p, traj))
                 except (pa.ArrowException, OverflowError, TypeError, ValueError) as exc:
                     p.trajectory, p.error = None, f"could not be stored: {exc}"
-            found = [p for p in found if p.trajectory is not None]
+            found = kept
     finally:
         if collecting:
             gc.enable()
-    for p, rows in zip(found, located, strict=True):
+    for (p, _), rows in zip(found, located, strict=True):
         p.rows = rows
     return parsed
 
@@ -169,7 +182,7 @@ class Ingestor:
     def __init__(self, store: Store, on_progress: Callable[[int, int], None] | None = None):
         self.store = store
         self.report = IngestReport()
-        self._pending: list[Parsed] = []
+        self._pending: list[Ready] = []
         self._pending_steps = 0
         self._seen: dict[str, str] = {}
         self._on_progress = on_progress
@@ -191,9 +204,11 @@ class Ingestor:
             if parsed.error is not None:
                 self._fail(parsed.unit.path, parsed.error)
             elif parsed.task is not None:
-                self._store_task(parsed)
-            else:
-                self._queue(parsed)
+                self._store_task(parsed.task, parsed.task_hash or "")
+            elif parsed.trajectory is not None and parsed.rows is not None:
+                self._queue(
+                    Ready(parsed.unit, parsed.trajectory, parsed.rows, parsed.transfer, parsed.reviews)
+                )
             if self._on_progress:
                 self._on_progress(done, len(units))
         self._flush()
@@ -202,14 +217,14 @@ class Ingestor:
     def _fail(self, path: Path, error: str) -> None:
         self.report.errors.append(IngestRefusal(path=str(path), error=error))
 
-    def _store_task(self, parsed: Parsed) -> None:
-        known = self.store.known_task_ids([parsed.task.task_id])
-        status = self.store.write_task(parsed.task, parsed.task_hash)
-        self._instructions[parsed.task.task_id] = parsed.task.instruction
+    def _store_task(self, task: Task, task_hash: str) -> None:
+        known = self.store.known_task_ids([task.task_id])
+        status = self.store.write_task(task, task_hash)
+        self._instructions[task.task_id] = task.instruction
         if status == "added" and not known:
             self.report.tasks_added += 1
 
-    def _queue(self, parsed: Parsed) -> None:
+    def _queue(self, parsed: Ready) -> None:
         if parsed.unit.kind == "tb1_trial":
             self._task_instruction(parsed)
         self._pending.append(parsed)
@@ -217,7 +232,7 @@ class Ingestor:
         if self._pending_steps >= BATCH_STEPS or len(self._pending) >= BATCH_FILES:
             self._flush()
 
-    def _task_instruction(self, parsed: Parsed) -> None:
+    def _task_instruction(self, parsed: Ready) -> None:
         """A Terminal-Bench run whose results.json has no instruction takes its known task's (which is surer
         than one read out of a prompt)."""
         traj = parsed.trajectory
@@ -226,7 +241,7 @@ class Ingestor:
         if traj.task_id not in self._instructions:
             task = self.store.get_task(traj.task_id)
             known = task is not None and task.source_format != "trajectory-only"
-            self._instructions[traj.task_id] = task.instruction if known else None
+            self._instructions[traj.task_id] = task.instruction if task is not None and known else None
         instruction = self._instructions[traj.task_id]
         if not instruction:
             return
@@ -245,7 +260,7 @@ class Ingestor:
             [p.trajectory.trajectory_id for p in batch] + [_alt_id(p.trajectory) for p in batch]
         )
         known = {**existing, **self._seen}
-        fresh: list[Parsed] = []
+        fresh: list[Ready] = []
         for parsed in batch:
             traj = parsed.trajectory
             if (
@@ -271,7 +286,7 @@ class Ingestor:
                     self._seen.pop(parsed.trajectory.trajectory_id, None)
                     self._fail(parsed.unit.path, f"could not be stored: {exc}")
 
-    def _write(self, batch: list[Parsed]) -> int:
+    def _write(self, batch: list[Ready]) -> int:
         """Trajectories and the verdicts they carry, in one transaction; returns tasks added."""
         with self.store.transaction() as cur:
             tables = gather([(p.rows, p.trajectory.trajectory_id) for p in batch])

@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 from rsr_core.formats.control import task_id_of
-from rsr_core.formats.reading import FormatError, decode_text, expect
+from rsr_core.formats.reading import FormatError, decode_text, expect, preview
 from rsr_core.ingest.fs import Entry, inside, list_tree, read_input, read_text, real, shown, stream_input
 from rsr_core.models import Task, TaskFile
 
@@ -125,11 +125,14 @@ def _names(value: Any, where: str) -> list[str]:
 
 def _memory_mb(env: dict) -> int | None:
     if env.get("memory_mb") is not None:
-        return int(_float(env["memory_mb"], "[environment] memory_mb"))
+        return int(_float(env["memory_mb"], "[environment] memory_mb") or 0)
     mem = env.get("memory")
     if isinstance(mem, str):
         match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)i?B?\s*", mem, re.I)
-        expect(match is not None, "[environment] memory", "a size like '2G' or '512M'", mem)
+        if match is None:
+            raise FormatError(
+                f"[environment] memory: expected a size like '2G' or '512M', got {preview(mem)}"
+            )
         scale = {"": 1 / 2**20, "K": 1 / 1024, "M": 1, "G": 1024, "T": 1024 * 1024}[match.group(2).upper()]
         return int(float(match.group(1)) * scale)
     return None

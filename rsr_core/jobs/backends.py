@@ -20,7 +20,7 @@ SANDBOX_KINDS = frozenset({"execute", "discover"})
 class CappedLLM:
     """An LLM whose calls hold a permit: at most N requests to the endpoint at once (RSR_LLM_MAX_CONCURRENCY)."""
 
-    def __init__(self, llm: LLM, acquire: Callable[[], None], release: Callable[[], None]):
+    def __init__(self, llm: LLM, acquire: Callable[[], object], release: Callable[[], object]):
         self.llm = llm
         self._acquire, self._release = acquire, release
 

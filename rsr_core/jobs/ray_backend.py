@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import socket
 from typing import Any
 
@@ -35,7 +36,7 @@ def connect(address: str | None) -> Any:
         ray.init(
             address=address,
             include_dashboard=False,
-            logging_level="ERROR",
+            logging_level=logging.ERROR,
             log_to_driver=False,
             configure_logging=False,
         )

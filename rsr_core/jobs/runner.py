@@ -14,7 +14,7 @@ import threading
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import duckdb
 
@@ -51,6 +51,16 @@ def runner_alive(job: dict[str, Any]) -> bool:
     except PermissionError:
         return True
     return True
+
+
+T = TypeVar("T")
+
+
+def present(value: T | None, what: str) -> T:
+    """`value`, or a JobError saying the store no longer holds `what` (a unit's inputs were deleted)."""
+    if value is None:
+        raise JobError(f"{what} is no longer in the store")
+    return value
 
 
 JobParams = RewriteParams | DiscoverParams
@@ -176,7 +186,7 @@ class JobRunner:
         """Run until no unit is left; returns the final status. The store is opened per scheduling round and per
         result (one transaction each), never held while units run."""
         with self.store.transaction() as tx:
-            params = params_of(jobs_sql.get_job(tx, job_id)["params"])
+            params = params_of(present(jobs_sql.get_job(tx, job_id), f"job {job_id}")["params"])
             jobs_sql.set_status(tx, job_id, "running", owner_pid=os.getpid(), owner_host=socket.gethostname())
         inflight: dict[Any, dict] = {}
         failed = False
@@ -283,16 +293,26 @@ class JobRunner:
         p = unit["payload"]
         runbook = pipeline_sql.get_runbook(cur, p["runbook_id"]) if unit["kind"] != "plan" else None
         source_id = p["source_trajectory_id"] if runbook is None else runbook.source_trajectory_id
-        source = self.store.get_trajectory(source_id) if unit["kind"] != "execute" else None
-        task_id = runbook.task_id if runbook is not None else source.task_id
-        task = self.store.get_task(task_id, with_hidden=unit["kind"] != "plan")
+        source = (
+            present(self.store.get_trajectory(source_id), f"trajectory {source_id}")
+            if unit["kind"] != "execute"
+            else None
+        )
+        task_id = present(
+            runbook.task_id if runbook is not None else present(source, "the source").task_id,
+            f"the task of unit {unit['unit_id']}",
+        )
+        task = present(self.store.get_task(task_id, with_hidden=unit["kind"] != "plan"), f"task {task_id}")
         inputs = {**p, "job_id": job_id, "params": params.model_dump(), "task": task.model_dump(mode="json")}
         if source is not None:
             inputs["source"] = source.model_dump(mode="json")
         if runbook is not None:
             inputs["runbook"] = runbook.model_dump(mode="json")
         if unit["kind"] == "filter":
-            inputs["rewrite"] = self.store.get_trajectory(p["trajectory_id"]).model_dump(mode="json")
+            rewrite = present(
+                self.store.get_trajectory(p["trajectory_id"]), f"trajectory {p['trajectory_id']}"
+            )
+            inputs["rewrite"] = rewrite.model_dump(mode="json")
         return inputs
 
     def _apply(self, unit: dict, result: dict[str, Any], params: JobParams, job_id: str) -> None:
@@ -320,7 +340,9 @@ class JobRunner:
                 flags = [CriticFlag(**f) for f in result["flags"]]
                 pipeline_sql.insert_flags(cur, flags)
                 pipeline_sql.set_critic_verdict(cur, p["runbook_id"], result["verdict"])
-                rb = pipeline_sql.get_runbook(cur, p["runbook_id"])
+                rb = present(pipeline_sql.get_runbook(cur, p["runbook_id"]), f"runbook {p['runbook_id']}")
+                if not isinstance(params, RewriteParams):
+                    raise JobError(f"unit {unit['unit_id']}: a critic unit in a discovery job")
                 if result["verdict"] == "pass" and params.gate == "critic":
                     follow += self._exec_units(job_id, rb.runbook_id, params)
                 elif result["verdict"] == "reject" and rb.round < params.rounds:

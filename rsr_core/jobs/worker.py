@@ -132,4 +132,4 @@ class _NoSandboxes:
         raise RuntimeError("this unit kind does not run in a sandbox")
 
 
-_NO_SANDBOXES: SandboxProvider = _NoSandboxes()  # type: ignore[assignment]
+_NO_SANDBOXES: SandboxProvider = _NoSandboxes()

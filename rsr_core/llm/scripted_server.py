@@ -130,9 +130,8 @@ class ScriptedServer(ThreadingHTTPServer):
     daemon_threads = True
 
     def __init__(self, script: dict | str | Path, port: int = 0, latency_ms: float | None = None):
-        if not isinstance(script, dict):
-            script = json.loads(Path(script).read_text())
-        self.rules, latency = load_script(script)
+        data = script if isinstance(script, dict) else json.loads(Path(script).read_text())
+        self.rules, latency = load_script(data)
         self.latency = latency if latency_ms is None else latency_ms / 1000.0
         self.requests: list[dict] = []
         self.in_flight = 0

@@ -16,7 +16,7 @@ def cut_middle(text: str, limit: int) -> str:
 def condense(traj: Trajectory, observation_budget: int = 1200, total_budget: int = 16000) -> str:
     """The agent's turns (analysis, plan, keystrokes) with cut observations; harness-injected and private
     guidance steps are left out, so no harness scaffolding reaches the reader."""
-    turns = []
+    turns: list[str] = []
     for step in traj.steps:
         if step.source != "agent" or step.harness_control or step.private_guidance:
             continue

@@ -256,13 +256,12 @@ def llm_flags(llm: LLM, model: str, instruction: str, rb: Runbook) -> tuple[str,
     text = rb.text()
     flags = []
     for f in answer.flags:
-        start = text.find(f.evidence) if f.evidence else -1
-        if start < 0 and f.evidence:
+        found = text.find(f.evidence) if f.evidence else -1
+        start: int | None = found if found >= 0 else None
+        end: int | None = found + len(f.evidence) if found >= 0 else None
+        if found < 0 and f.evidence:
             res = fuzz.partial_ratio_alignment(f.evidence.lower(), text.lower(), score_cutoff=70)
             start, end = (res.dest_start, res.dest_end) if res else (None, None)
-        else:
-            end = start + len(f.evidence) if start >= 0 else None
-            start = start if start >= 0 else None
         flags.append(
             CriticFlag(
                 runbook_id=rb.runbook_id,

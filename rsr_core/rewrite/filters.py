@@ -28,7 +28,8 @@ def _convert(kind: str, arg: str) -> str:
             n = int(arg, 0) if arg else 0
         except ValueError:
             return arg
-        return {"d": str, "i": str, "x": "{:x}".format, "X": "{:X}".format, "o": "{:o}".format}[kind](n)
+        spec = {"d": "{:d}", "i": "{:d}", "x": "{:x}", "X": "{:X}", "o": "{:o}"}[kind]
+        return spec.format(n)
     return arg
 
 

@@ -230,9 +230,10 @@ class _Reader:
         value = self.view.env.get(name, "")
         if rest.startswith(":") and not rest.startswith((":-", ":=", ":+", ":?")):
             nums = [arithmetic(p.strip() or "0") for p in rest[1:].split(":")]
-            if all(n is not None for n in nums):
-                start = int(nums[0] or 0)
-                return value[start : start + int(nums[1])] if len(nums) > 1 else value[start:]
+            known = [n for n in nums if n is not None]
+            if len(known) == len(nums):
+                start = int(known[0] or 0)
+                return value[start : start + int(known[1])] if len(known) > 1 else value[start:]
         if rest.startswith((":-", "-")) and not value:
             if self.depth >= MAX_DEPTH:
                 return ""

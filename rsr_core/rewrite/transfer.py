@@ -106,11 +106,11 @@ def deterministic_transfer(
             used.add(low)
             if any(low in s for s in seen) or any(low in f for f in flagged):
                 continue
-            where = hidden.where(low)
-            if where:
+            places = hidden.where(low)
+            if places:
                 flagged.append(low)
                 tok, how = found[low]
-                evidence.append(_line(step.index, tok, reading.label(low, how), where))
+                evidence.append(_line(step.index, tok, reading.label(low, how), places))
         seen += [collapsed(v) for v in observed_views(step.observation or "")]
     return evidence
 

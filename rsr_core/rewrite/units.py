@@ -119,7 +119,7 @@ def _run_unit(kind: str, inputs: dict[str, Any], llm: LLM, sandboxes: SandboxPro
         )
         return {"trajectory": result.trajectory.model_dump(mode="json"), "turns": result.turns}
     if kind == "filter":
-        verdict = check_transfer(
+        transfer = check_transfer(
             llm,
             params.critic_model,
             Trajectory(**inputs["rewrite"]),
@@ -128,5 +128,5 @@ def _run_unit(kind: str, inputs: dict[str, Any], llm: LLM, sandboxes: SandboxPro
             task,
             min_literal_len=params.min_literal_len,
         )
-        return {"transfer": verdict.model_dump(mode="json")}
+        return {"transfer": transfer.model_dump(mode="json")}
     raise ValueError(f"unknown unit kind {kind!r}")

@@ -5,10 +5,11 @@ from __future__ import annotations
 import io
 import tarfile
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import PurePosixPath
 
 
-def tar_files(files: dict[str, bytes | str], dest: str = "/", dirs: tuple[str, ...] = ()) -> bytes:
+def tar_files(files: Mapping[str, bytes | str], dest: str = "/", dirs: Sequence[str] = ()) -> bytes:
     """An uncompressed tar of `files` (relative path -> content) under `dest`, with every directory on the
     way and the extra absolute `dirs` as entries of their own; scripts (*.sh) are executable."""
     base = PurePosixPath(dest.strip("/") or ".")

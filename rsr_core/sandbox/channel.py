@@ -77,8 +77,10 @@ class ShellChannel:
 
     def __init__(self, api: docker.APIClient, container_id: str):
         exec_id = api.exec_create(container_id, ["sh", "-c", LOOP], stdin=True, stdout=True, stderr=True)
-        self._sock = api.exec_start(exec_id, socket=True)
-        self._raw: socket.socket = getattr(self._sock, "_sock", self._sock)
+        self._sock = api.exec_start(exec_id["Id"], socket=True)
+        # The SDK hands back a socket.SocketIO wrapper (it does not expose its socket); the raw socket is what
+        # select and shutdown need.
+        self._raw: socket.socket = getattr(self._sock, "_sock", None) or self._sock  # type: ignore[assignment]
         self._buffer = b""
         self._deadline = 0.0
 

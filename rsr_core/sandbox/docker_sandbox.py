@@ -14,6 +14,7 @@ import contextlib
 import os
 import threading
 import uuid
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -108,9 +109,11 @@ class DockerSandbox:
         loop = ["sh", "-c", keepalive(int(lim.budget_s) + 60)]
         # A verifier container runs a commit of the agent's: the image's own entrypoint script is the agent's
         # to rewrite there, so it does not run.
-        entry = {"entrypoint": loop, "command": []} if self.override_entrypoint else {"command": loop}
+        entrypoint = loop if self.override_entrypoint else None
         self.container = self.client.containers.run(
             self.image,
+            [] if self.override_entrypoint else loop,
+            entrypoint=entrypoint,
             name=self.name,
             detach=True,
             auto_remove=True,
@@ -125,9 +128,8 @@ class DockerSandbox:
             labels=self.labels,
             hostname="sandbox",
             environment={"TERM": "xterm-256color", "LANG": "C.UTF-8"},
-            **entry,
         )
-        self._watchdog = DiskWatchdog(self.client.api, self.container.id, lim.storage_mb, self._breach)
+        self._watchdog = DiskWatchdog(self.client.api, self.container_id, lim.storage_mb, self._breach)
         self._watchdog.start()
 
     def _breach(self, reason: str) -> None:
@@ -175,9 +177,17 @@ class DockerSandbox:
         return self.container
 
     @property
+    def container_id(self) -> str:
+        """The running container's id."""
+        cid = self._require().id
+        if cid is None:
+            raise SandboxFailure("the sandbox has no container id")
+        return cid
+
+    @property
     def fs(self) -> ContainerFS:
         """Engine-side reads of this container's filesystem."""
-        return ContainerFS(self.client.api, self._require().id)
+        return ContainerFS(self.client.api, self.container_id)
 
     def exec(
         self,
@@ -191,7 +201,8 @@ class DockerSandbox:
         if timeout_s is not None:
             argv = ["timeout", "-k", "5", str(max(1, int(timeout_s))), *argv]
         code, out = self._require().exec_run(argv, workdir=workdir, environment=environment, demux=False)
-        return ExecResult(code if code is not None else -1, (out or b"").decode(errors="replace"))
+        data = out if isinstance(out, bytes) else b"".join(out or ())
+        return ExecResult(code if code is not None else -1, data.decode(errors="replace"))
 
     def shell(self, script: str, timeout_s: float = DEFAULT_SHELL_TIMEOUT_S) -> ExecResult:
         """Run a shell script through the sandbox's long-lived shell (one round trip, no new exec); output is
@@ -202,7 +213,7 @@ class DockerSandbox:
             raise SandboxFailure(self.limit_reason or "the sandbox is frozen")
         try:
             if self._channel is None:
-                self._channel = ShellChannel(self.client.api, self._require().id)
+                self._channel = ShellChannel(self.client.api, self.container_id)
             reply = self._channel.run(script, timeout_s)
         except (ChannelError, docker.errors.DockerException, OSError) as exc:
             if self._channel is not None:
@@ -233,11 +244,11 @@ class DockerSandbox:
             with contextlib.suppress(docker.errors.DockerException, OSError, ValueError):
                 if self._watchdog is not None:
                     self.limit_reason = self._watchdog.check()
-                if self.limit_reason is None and oom_killed(self.client.api, self.container.id):
+                if self.limit_reason is None and oom_killed(self.client.api, self.container_id):
                     self.limit_reason = f"out of memory (limit {self.limits.memory_mb} MiB)"
         return self.limit_reason
 
-    def put_files(self, files: dict[str, bytes | str], dest: str = "/", dirs: tuple[str, ...] = ()) -> None:
+    def put_files(self, files: Mapping[str, bytes | str], dest: str = "/", dirs: Sequence[str] = ()) -> None:
         """Copy files (relative path -> content) into the container under `dest`, creating the directories on
         the way (and the extra absolute `dirs`) from the archive itself, with no command run."""
         self._require().put_archive("/", tar_files(files, dest, dirs))
@@ -267,7 +278,7 @@ class DockerSandbox:
             entries = self._require().diff() or []
         except (docker.errors.DockerException, OSError) as exc:
             raise SandboxFailure(f"cannot read the sandbox's filesystem diff: {exc}") from None
-        return [(e["Path"], int(e["Kind"])) for e in entries]
+        return [(str(e["Path"]), int(e["Kind"])) for e in entries]
 
     def snapshot(self, limits: Limits | None = None) -> DockerSandbox:
         """A new sandbox started from a commit of this one, with the image's entrypoint replaced: none of this
@@ -279,6 +290,8 @@ class DockerSandbox:
             )
         except (docker.errors.DockerException, OSError) as exc:
             raise SandboxFailure(f"cannot commit the sandbox: {exc}") from None
+        if image.id is None:
+            raise SandboxFailure("the engine gave the sandbox's commit no id")
         labels = {**self.labels, OWNER_LABEL: str(os.getpid()), "rsr.snapshot": "1"}
         snap = DockerSandbox(
             self.client, image.id, limits or self.limits, labels, image.id, override_entrypoint=True

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 import docker
 import docker.errors
 
+from rsr_core.sandbox.engine_http import engine_url
+
 # Go's os.FileMode type bits, as the engine reports them in the path stat.
 _MODE_DIR = 1 << 31
 _MODE_SYMLINK = 1 << 27
@@ -61,7 +63,7 @@ class ContainerFS:
     def stat(self, path: str) -> PathStat | None:
         """The path's stat, or None when it does not exist."""
         res = self.api.head(
-            self.api._url("/containers/{0}/archive", self.container_id), params={"path": path}
+            engine_url(self.api, "/containers/{0}/archive", self.container_id), params={"path": path}
         )
         if res.status_code == 404:
             return None

@@ -25,7 +25,7 @@ def gc_containers(
         if everything or (job_id and labels.get("rsr.job") == job_id) or _owner_gone(labels):
             try:
                 container.remove(force=True)
-                removed.append(container.name)
+                removed.append(container.name or container.short_id)
             except docker.errors.APIError:
                 pass
     return removed
@@ -40,6 +40,8 @@ def gc_snapshot_images(client: docker.DockerClient, everything: bool = False) ->
     for image in client.images.list(name=SNAPSHOT_REPOSITORY):
         labels = (image.attrs.get("Config") or {}).get("Labels") or {}
         if everything or _owner_gone(labels):
+            if image.id is None:
+                continue
             try:
                 client.images.remove(image.id, force=False)
                 removed.extend(image.tags or [image.short_id])

@@ -11,6 +11,7 @@ import subprocess
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Protocol
 
 import docker
 import docker.errors
@@ -147,8 +148,8 @@ def _inside(path: Path, root: Path) -> bool:
     return path == root or path.is_relative_to(root)
 
 
-def environment_context(task: Task) -> tuple[Path | None, str | None]:
-    """The task's Docker build context directory and Dockerfile name (on disk), if any.
+def environment_context(task: Task) -> Path | None:
+    """The task's Docker build context directory (holding a `Dockerfile`), if any.
 
     A context that resolves outside the task directory (an `environment` link leading away) is an
     ImageError: nothing outside a task may be built into its image."""
@@ -162,8 +163,8 @@ def environment_context(task: Task) -> tuple[Path | None, str | None]:
                     f"task {task.task_id}: {ctx.name}/ resolves to {_real(ctx)}, outside the task directory; "
                     "not used as a build context"
                 )
-            return ctx, "Dockerfile"
-    return None, None
+            return ctx
+    return None
 
 
 class _ContextCopy:
@@ -237,7 +238,15 @@ class _ContextCopy:
         shutil.copy2(target, dest, follow_symlinks=False)
 
 
-def context_digest(directory: Path, digest: hashlib._Hash) -> None:
+class Digest(Protocol):
+    """What a hashlib hash offers that the context digest uses."""
+
+    def update(self, data: bytes, /) -> None:
+        """Feed bytes."""
+        ...
+
+
+def context_digest(directory: Path, digest: Digest) -> None:
     """Add a copied build context to `digest`: paths, file bytes and modes, link texts; links not followed."""
     for dirpath, dirnames, filenames in os.walk(directory):
         dirnames.sort()
@@ -260,7 +269,7 @@ def task_image(client: docker.DockerClient, task: Task, settings: Settings) -> s
 
     The build context is a copy that holds nothing from outside the task (see `_ContextCopy`); the image tag
     is a digest of that copy and the rewritten Dockerfile, so computing it reads nothing outside either."""
-    ctx, dockerfile = environment_context(task)
+    ctx = environment_context(task)
     if ctx is None:
         return (
             map_image(task.docker_image, client, settings.image_map)
@@ -274,7 +283,7 @@ def task_image(client: docker.DockerClient, task: Task, settings: Settings) -> s
         except OSError as exc:
             raise ImageError(f"task {task.task_id}: cannot copy the build context: {exc}") from None
         # Read from the copy, where every link stays inside the copy.
-        text = (build_ctx / dockerfile).read_text()
+        text = (build_ctx / "Dockerfile").read_text()
         rewritten = rewrite_dockerfile(text, client, settings.image_map)
         digest = hashlib.sha256(rewritten.encode())
         context_digest(build_ctx, digest)

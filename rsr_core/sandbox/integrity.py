@@ -244,7 +244,10 @@ def check_integrity(
     changed = dict(entries)
     ground = resolve_ground(fs, task, env, workdir)
     allow = [a for a in task.verifier_allow_changes if a.startswith("/")]
-    hits, rest, bad, allowed = [], [], [], []
+    hits: list[ChangedPath] = []
+    rest: list[ChangedPath] = []
+    bad: list[str] = []
+    allowed: list[str] = []
     for path, kind in entries:
         if is_ground(path, kind, ground, fs, changed):
             hits.append(ChangedPath(path=path, change=kind, verifier_ground=True))

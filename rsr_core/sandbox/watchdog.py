@@ -19,15 +19,15 @@ from datetime import UTC, datetime
 import docker
 import docker.errors
 
+from rsr_core.sandbox.engine_http import inspect_with_size
+
 MIB = 1024 * 1024
 POLL_S = 1.0
 
 
 def writable_size(api: docker.APIClient, container_id: str) -> int:
     """Bytes in the container's writable layer (the engine's SizeRw)."""
-    # The SDK's inspect_container has no `size` flag; this is the same call with it.
-    res = api._get(api._url("/containers/{0}/json", container_id), params={"size": 1})
-    return int(api._result(res, True).get("SizeRw") or 0)
+    return int(inspect_with_size(api, container_id).get("SizeRw") or 0)
 
 
 class DiskWatchdog:

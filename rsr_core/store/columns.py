@@ -58,7 +58,8 @@ def usage_of(traj: Trajectory) -> tuple[int | None, int | None, float | None]:
             completion = (completion or 0) + step.completion_tokens
         if step.cost_usd is not None:
             cost = (cost or 0.0) + step.cost_usd
-    result = traj.extra.get("agent_result") if isinstance(traj.extra.get("agent_result"), dict) else {}
+    found = traj.extra.get("agent_result")
+    result: dict[str, Any] = found if isinstance(found, dict) else {}
     if prompt is None:
         value = _number(result.get("n_input_tokens", traj.extra.get("total_input_tokens")))
         prompt = int(value) if value is not None else None

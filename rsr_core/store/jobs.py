@@ -8,7 +8,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from rsr_core.store.sql import one, registered
+from rsr_core.store.sql import one, registered, scalar
 
 UNIT_KINDS = ("plan", "critic", "execute", "filter")
 
@@ -111,14 +111,14 @@ def add_units(
         }
     )
     with registered(cur, "_units", table):
-        before = one(cur, "SELECT count(*) FROM work_units WHERE job_id = ?", [job_id])[0]
+        before = scalar(cur, "SELECT count(*) FROM work_units WHERE job_id = ?", [job_id])
         cur.execute(
             "INSERT INTO work_units (unit_id, job_id, kind, status, payload) "
             "SELECT n.unit_id, ?, n.kind, 'pending', n.payload FROM _units n "
             "WHERE n.unit_id NOT IN (SELECT unit_id FROM work_units)",
             [job_id],
         )
-        after = one(cur, "SELECT count(*) FROM work_units WHERE job_id = ?", [job_id])[0]
+        after = scalar(cur, "SELECT count(*) FROM work_units WHERE job_id = ?", [job_id])
     return after - before
 
 
@@ -241,13 +241,13 @@ def approved_without_executions(cur: duckdb.DuckDBPyConnection, job_id: str) -> 
 
 def pending_review(cur: duckdb.DuckDBPyConnection, job_id: str) -> int:
     """Runbooks of the job that passed the critic and wait for a human."""
-    return one(
-        cur,
-        """
-        SELECT count(*) FROM runbook_status WHERE job_id = ? AND status = 'pending_review'
-        """,
-        [job_id],
-    )[0]
+    return int(
+        scalar(
+            cur,
+            "SELECT count(*) FROM runbook_status WHERE job_id = ? AND status = 'pending_review'",
+            [job_id],
+        )
+    )
 
 
 def unit_usage(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:

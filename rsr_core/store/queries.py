@@ -81,7 +81,8 @@ def search_terms(text: str) -> list[str]:
 
 
 def where_clause(f: TrajectoryFilter) -> tuple[str, list[Any]]:
-    clauses, params = ["TRUE"], []
+    clauses: list[str] = ["TRUE"]
+    params: list[Any] = []
     for col, value in (
         ("t.task_id", f.task_id),
         ("t.harness", f.harness),
