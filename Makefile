@@ -55,7 +55,7 @@ app: venv demo-db
 ## on the default Python, then the suite without Docker and browser on 3.12 (lowest declared versions) and 3.13
 ## (the lock), each with the wheel installed in a fresh venv (scripts/test_pythons.sh)
 test: venv pythons docker base-image chromium
-	$(call timed,ruff,$(BIN)/ruff check .)
+	$(call timed,check,$(MAKE) --no-print-directory check)
 	$(call timed,pytest,$(BIN)/pytest -q)
 	$(call timed,other Pythons,scripts/test_pythons.sh)
 
@@ -71,9 +71,13 @@ lock:
 	  cat $(LOCK).new; } >$(LOCK) && rm $(LOCK).new
 	$(MAKE) venv
 
+## Static checks: ruff (lint and format), mypy over rsr_core, the import layering (import-linter contracts in
+## pyproject.toml)
 check: venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	$(BIN)/lint-imports --no-cache
 
 fmt: venv
 	$(BIN)/ruff format .

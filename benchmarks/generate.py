@@ -29,7 +29,7 @@ from pathlib import Path
 
 if __package__ in (None, ""):  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from benchmarks import textgen  # noqa: E402
+from benchmarks import textgen
 
 N_TASKS = 2929
 HARNESSES = {"terminus-2": 0.0, "statem": -0.3, "rsrt": 0.3}  # skill offsets

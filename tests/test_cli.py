@@ -16,12 +16,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _walk(parser: argparse.ArgumentParser, prefix: tuple[str, ...] = ()):
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            helps = {a.dest: a.help for a in action._choices_actions}
+    # argparse has no public way to list a parser's subcommands and their help.
+    for action in parser._actions:  # noqa: SLF001
+        if isinstance(action, argparse._SubParsersAction):  # noqa: SLF001
+            helps = {a.dest: a.help for a in action._choices_actions}  # noqa: SLF001
             for name, sub in action.choices.items():
-                yield prefix + (name,), helps.get(name), sub
-                yield from _walk(sub, prefix + (name,))
+                yield (*prefix, name), helps.get(name), sub
+                yield from _walk(sub, (*prefix, name))
 
 
 def test_every_command_has_help_and_is_in_the_readme():

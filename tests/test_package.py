@@ -217,7 +217,7 @@ def _free_port() -> int:
 
 
 def _get(url: str) -> tuple[int, str, str]:
-    with urllib.request.urlopen(url, timeout=5) as r:  # noqa: S310 - our own server on loopback
+    with urllib.request.urlopen(url, timeout=5) as r:
         return r.status, r.headers.get("Content-Type", ""), r.read().decode("utf-8", "replace")
 
 

@@ -113,7 +113,7 @@ def _report(
     if requeued is not None:
         payload["requeued"] = requeued
     sys.stderr.write("\n")
-    text = [f"job {job_id}: {status}"] + _failure_lines(failures)
+    text = [f"job {job_id}: {status}", *_failure_lines(failures)]
     emit(args, payload, "\n".join(text))
     return 0 if status in ("done", "waiting_review") else 1
 

@@ -276,7 +276,7 @@ class Ingestor:
         try:
             self.report.tasks_added += self._write(fresh)
             self.report.trajectories_added += len(fresh)
-        except Exception:
+        except Exception:  # noqa: BLE001 - the batch is retried file by file, which reports the cause
             # Find the file the batch cannot take; every other file is stored on its own.
             for parsed in fresh:
                 try:

@@ -151,5 +151,5 @@ class LLMClient:
         """Model names the endpoint offers (also a cheap check that it answers)."""
         try:
             return [m.id for m in self._client.models.list().data]
-        except Exception as exc:  # noqa: BLE001 - any failure means the endpoint is not usable; say why
+        except Exception as exc:
             raise LLMError(f"{self.base_url} does not answer: {exc}") from exc

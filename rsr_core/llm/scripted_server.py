@@ -198,7 +198,7 @@ class ScriptedServer(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     server: ScriptedServer
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet by design
+    def log_message(self, format: str, *args: Any) -> None:
         pass
 
     def _send(self, status: int, body: dict | bytes, headers: dict[str, str] | None = None) -> None:
@@ -217,7 +217,7 @@ class _Handler(BaseHTTPRequestHandler):
             status, {"error": {"message": message, "type": "scripted_server_error", "code": status}}, headers
         )
 
-    def do_GET(self) -> None:  # noqa: N802 - http.server naming
+    def do_GET(self) -> None:
         if self.path.rstrip("/") in ("/v1/models", "/models"):
             self._send(
                 200,
@@ -232,7 +232,7 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._error(404, f"unknown path {self.path}")
 
-    def do_POST(self) -> None:  # noqa: N802 - http.server naming
+    def do_POST(self) -> None:
         if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
             self._error(404, f"unknown path {self.path}")
             return

@@ -106,7 +106,7 @@ class _Reader:
             else:
                 self.open = True
             body = "\n".join(lines) + "\n"
-            cmd.stdin = body if quoted else self._expand_double(body)
+            cmd.stdin = body if quoted else self.expand_double(body)
             cmd.stdin_quoted = quoted
         self.pending = []
 
@@ -124,7 +124,7 @@ class _Reader:
                 self.i = end + 1
             elif ch == '"':
                 end = self._closing_double(self.i + 1)
-                out.append(self._expand_double(self.src[self.i + 1 : end]))
+                out.append(self.expand_double(self.src[self.i + 1 : end]))
                 self.i = end + 1
             elif ch == "$" and self.peek(2) == "$'":
                 end = self.i + 2
@@ -149,7 +149,7 @@ class _Reader:
         self.open = self.open or j >= len(self.src)
         return min(j, len(self.src))
 
-    def _expand_double(self, text: str) -> str:
+    def expand_double(self, text: str) -> str:
         """Expansions inside double quotes (and unquoted here-doc bodies)."""
         inner = _Reader(text, self.view, self.depth)
         out: list[str] = []
@@ -199,7 +199,7 @@ class _Reader:
             self.open = self.open or end < 0
             end = len(src) if end < 0 else end
             self.i = end + 2
-            expr = self._expand_double(src[i + 3 : end])
+            expr = self.expand_double(src[i + 3 : end])
             self.view.text.append(expr)
             return arithmetic(expr) or ""
         if src.startswith("$(", i):
@@ -237,7 +237,7 @@ class _Reader:
         if rest.startswith((":-", "-")) and not value:
             if self.depth >= MAX_DEPTH:
                 return ""
-            return _Reader("", self.view, self.depth + 1)._expand_double(rest.split("-", 1)[1])
+            return _Reader("", self.view, self.depth + 1).expand_double(rest.split("-", 1)[1])
         return value
 
     def _substitute(self, inner: str) -> str:

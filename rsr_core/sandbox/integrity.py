@@ -65,7 +65,7 @@ _PYTEST_TOP = re.compile(
 )
 _SHADOW = re.compile(r"^(pytest|_pytest|pluggy|py|iniconfig)(\.py)?$")
 _HOOK_NAMES = {"sitecustomize.py", "usercustomize.py", "sitecustomize", "usercustomize"}
-_PTH_SETUPTOOLS = "import os; var = 'SETUPTOOLS_USE_DISTUTILS'; enabled = os.environ.get(var, 'local') == 'local'; enabled and __import__('_distutils_hack').add_shim(); "  # noqa: E501
+_PTH_SETUPTOOLS = "import os; var = 'SETUPTOOLS_USE_DISTUTILS'; enabled = os.environ.get(var, 'local') == 'local'; enabled and __import__('_distutils_hack').add_shim(); "
 # setuptools' namespace-package line, with every quoted name replaced by 'N' (names are [\w.]+ only, so no
 # code fits in them); a dotted namespace adds the setattr suffix.
 _NSPKG = (

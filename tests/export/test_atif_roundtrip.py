@@ -76,7 +76,7 @@ def _odd() -> list[Trajectory]:
 
 def _build(store: Store, data_dir) -> None:
     ingest_paths(store, [data_dir])
-    store.write_trajectories(_odd() + [trajectory("disc-1", kind="discovery", harness="rsrt", reward=1.0)])
+    store.write_trajectories([*_odd(), trajectory("disc-1", kind="discovery", harness="rsrt", reward=1.0)])
     add_rewrite(store, "rw-1", 1.0, True, ["approve", "reject"], variant="1")
     add_rewrite(store, "rw-2", 1.0, None, ["reject", "approve"], runbook_id="rb-x", variant="2")
     add_rewrite(store, "rw-3", 0.0, False, [], runbook_id="rb-x", variant="3")

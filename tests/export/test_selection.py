@@ -100,7 +100,7 @@ def test_without_direct_terminus_only_kept_rewrites(corpus, tmp_path):
 
 
 def test_kind_and_task_selection(corpus, tmp_path):
-    store, expected, _ = corpus
+    store, _expected, _ = corpus
     ids, summary = _exported_ids(store, tmp_path, ExportFilters(kinds=["discovery"]))
     assert ids == {"disc-terminus-2-1.0"} and summary.selected == 9
     ids, _ = _exported_ids(store, tmp_path, ExportFilters(task_ids=["log-parse"]))

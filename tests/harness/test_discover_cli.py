@@ -131,8 +131,22 @@ def test_discover_reports_a_run_that_failed_to_run_and_goes_on_after_a_fork_bomb
         url = server.stdout.readline().split(" on ")[1].split()[0]
         db = tmp_path / "d.duckdb"
         res = subprocess.run(
-            [*RSR, "discover", "--task", str(TIGHT), "--harness", "terminus-2", "--runs", "2"]
-            + ["--model", "scripted-bomb", "--db", str(db), "--out", str(tmp_path / "runs")],
+            [
+                *RSR,
+                "discover",
+                "--task",
+                str(TIGHT),
+                "--harness",
+                "terminus-2",
+                "--runs",
+                "2",
+                "--model",
+                "scripted-bomb",
+                "--db",
+                str(db),
+                "--out",
+                str(tmp_path / "runs"),
+            ],
             env={**os.environ, "RSR_LLM_BASE_URL": url},
             capture_output=True,
             text=True,

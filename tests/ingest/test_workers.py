@@ -65,8 +65,17 @@ def test_no_parser_process_survives_a_killed_ingest(tmp_path):
         ]
         (corpus / f"t{i:05d}.json").write_text(json.dumps(doc))
     ingest = subprocess.Popen(
-        [sys.executable, "-m", "rsr_core.cli", "ingest", str(corpus), "--db", str(tmp_path / "x.duckdb")]
-        + ["--workers", "2"],
+        [
+            sys.executable,
+            "-m",
+            "rsr_core.cli",
+            "ingest",
+            str(corpus),
+            "--db",
+            str(tmp_path / "x.duckdb"),
+            "--workers",
+            "2",
+        ],
         cwd=ROOT,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

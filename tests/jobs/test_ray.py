@@ -143,8 +143,21 @@ def test_driver_killed_then_resumed_on_the_cluster(cluster, db, docker_engine):
     ray_args = ["--backend", "ray", "--ray-address", c.address]
     try:
         proc = subprocess.Popen(
-            [*RSR, "rewrite", "--k", "2", "--m", "3", "--planner-model", "p", "--critic-model", "c"]
-            + ["--executor-model", "e", *ray_args],
+            [
+                *RSR,
+                "rewrite",
+                "--k",
+                "2",
+                "--m",
+                "3",
+                "--planner-model",
+                "p",
+                "--critic-model",
+                "c",
+                "--executor-model",
+                "e",
+                *ray_args,
+            ],
             env=env,
             stderr=subprocess.PIPE,
             stdout=subprocess.DEVNULL,

@@ -3,6 +3,7 @@ written the plain way, and search tokenising against the index it feeds."""
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
 
@@ -68,8 +69,8 @@ def reference_metrics(a: list[str], b: list[str]) -> dict[str, float]:
         return sum(max(fuzz.ratio(x, y) for y in ys) / 100 for x in xs) / len(xs)
 
     fuzzy = (side(a, b) + side(b, a)) / 2 if a and b else 0.0
-    ta = {(_first(x), _first(y)) for x, y in zip(a, a[1:], strict=False)}
-    tb = {(_first(x), _first(y)) for x, y in zip(b, b[1:], strict=False)}
+    ta = {(_first(x), _first(y)) for x, y in itertools.pairwise(a)}
+    tb = {(_first(x), _first(y)) for x, y in itertools.pairwise(b)}
     transition = len(ta & tb) / len(ta | tb) if ta | tb else 0.0
     return {"exact": exact, "multiset": multiset, "order": order, "fuzzy": fuzzy, "transition": transition}
 

@@ -106,8 +106,8 @@ def test_sigterm_ignoring_foreground_process_does_not_hang_the_run(scripted, san
                     answer("a", "p", keys),
                     answer("stuck", "interrupt", "C-c", "kill %1\n"),
                     answer(done=True),
-                ]
-                + [answer(done=True)],
+                    answer(done=True),
+                ],
             }
         ]
     )

@@ -44,7 +44,7 @@ def test_indexed_terms_follow_the_sql_rule_they_replaced():
     import random
 
     rng = random.Random(5)
-    alphabet = list("abcXYZ09_.-/ \t|:;,é") + ["\u0130", "\u212a", "\u00df", "\u03a3", "İstanbul", "x" * 70]
+    alphabet = [*"abcXYZ09_.-/ \t|:;,é", "\u0130", "\u212a", "\u00df", "\u03a3", "İstanbul", "x" * 70]
     texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40))) for _ in range(300)]
     store = Store(":memory:")
     store.write_trajectories([_traj(f"t{i}", f"{t}\n", observation=t[::-1]) for i, t in enumerate(texts)])
