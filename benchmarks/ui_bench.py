@@ -22,8 +22,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.ui_browser import Probe, Sample, launch  # noqa: E402
-from benchmarks.ui_fixture import ROOT, Server, Writer, floor_script, free_port, prepare  # noqa: E402
+from benchmarks.ui_browser import Probe, Sample, launch
+from benchmarks.ui_fixture import ROOT, Server, Writer, floor_script, free_port, prepare
 
 CLICK, LOAD = "click", "load"
 

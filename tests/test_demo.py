@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 from rsr_core.demo import DEMO_SCRIPT, DEMO_SCRIPT_DIR, build_demo, is_empty
-from rsr_core.demo.rules import build_script
+from rsr_core.demo.rules import model_script
+from rsr_core.demo.script import load_demo_script
 from rsr_core.store import pipeline
 
 
@@ -35,4 +36,4 @@ def test_every_demo_run_is_labelled_scripted(store):
 
 
 def test_the_script_file_is_what_the_recorder_builds_from_the_answers():
-    assert json.loads(DEMO_SCRIPT.read_text()) == build_script(DEMO_SCRIPT_DIR)
+    assert json.loads(DEMO_SCRIPT.read_text()) == model_script(load_demo_script(DEMO_SCRIPT_DIR))

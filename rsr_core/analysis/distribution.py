@@ -55,6 +55,6 @@ def group_stats(long: pd.DataFrame) -> pd.DataFrame:
             if not len(values):
                 continue
             grid, dens = density(values)
-            rows.append({"group": group, "relation": relation, "n": int(len(values)), **box_stats(values),
+            rows.append({"group": group, "relation": relation, "n": len(values), **box_stats(values),
                          "grid": grid, "density": dens})  # fmt: skip
     return pd.DataFrame(rows, columns=list(STAT_COLUMNS))

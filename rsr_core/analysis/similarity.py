@@ -147,7 +147,7 @@ def _side(values: np.ndarray, seed: int) -> dict[str, object]:
     if len(values) == 0:
         return {"pairs": 0, "mean": None, "ci": None}
     lo, hi = bootstrap_ci(values, seed=seed)
-    return {"pairs": int(len(values)), "mean": float(values.mean()), "ci": [lo, hi]}
+    return {"pairs": len(values), "mean": float(values.mean()), "ci": [lo, hi]}
 
 
 def summarise(pairs: pd.DataFrame, metric: str, seed: int = 0) -> dict[str, object]:
@@ -166,9 +166,9 @@ def summarise(pairs: pd.DataFrame, metric: str, seed: int = 0) -> dict[str, obje
             by_task.append(
                 {
                     "task_id": task_id,
-                    "same_pairs": int(len(s)),
+                    "same_pairs": len(s),
                     "same_mean": float(s.mean()) if len(s) else None,
-                    "cross_pairs": int(len(c)),
+                    "cross_pairs": len(c),
                     "cross_mean": float(c.mean()) if len(c) else None,
                 }
             )

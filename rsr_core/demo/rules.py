@@ -9,7 +9,6 @@ match answers): a task's own verdicts come before the defaults, a replan before 
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
 from rsr_core.demo.script import (
@@ -20,7 +19,6 @@ from rsr_core.demo.script import (
     ScriptFileError,
     TaskScript,
     TurnSpec,
-    load_demo_script,
 )
 
 
@@ -200,8 +198,3 @@ def build_rules(script: DemoScript) -> list[dict[str, Any]]:
 def model_script(script: DemoScript) -> dict[str, Any]:
     """The scripted server's script of the demo (what data/scripted/demo_model.json holds)."""
     return {"description": script.common.description, "rules": build_rules(script)}
-
-
-def build_script(script_dir: Path) -> dict[str, Any]:
-    """The scripted server's script built from the answers in a script directory."""
-    return model_script(load_demo_script(script_dir))

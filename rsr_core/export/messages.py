@@ -99,13 +99,6 @@ def terminus_json(analysis: str, plan: str, commands: list[tuple[str, float]], t
 NO_OUTPUT = "[no terminal output was recorded for this turn]"
 
 
-def sft_messages(trajectory: Trajectory, instruction: str | None = None) -> list[dict[str, str]]:
-    """Chat messages [{role, content}] that trainers accept (see `training_row`); [] when the trajectory makes
-    no training row."""
-    messages, _ = training_row(trajectory, instruction)
-    return messages
-
-
 def training_row(
     trajectory: Trajectory, instruction: str | None = None
 ) -> tuple[list[dict[str, str]], str | None]:
@@ -158,27 +151,6 @@ def training_row(
         if role == "assistant":
             prev_step = turn_step
     return messages, None
-
-
-def chat_problems(messages: list[dict[str, str]]) -> list[str]:
-    """What a chat trainer would refuse in these messages (empty when the row is valid)."""
-    problems = []
-    roles = [m.get("role") for m in messages]
-    body = roles[1:] if roles and roles[0] == "system" else roles
-    if not body or body[0] != "user":
-        problems.append("the conversation does not start with a user message (after an optional system one)")
-    if not roles or roles[-1] != "assistant":
-        problems.append("the conversation does not end with an assistant turn")
-    for i, role in enumerate(body):
-        if role != ("user" if i % 2 == 0 else "assistant"):
-            problems.append(
-                f"message {i + len(roles) - len(body)}: {role} breaks the user/assistant alternation"
-            )
-            break
-    for i, m in enumerate(messages):
-        if set(m) != {"role", "content"} or not isinstance(m["content"], str) or not m["content"].strip():
-            problems.append(f"message {i}: empty or malformed")
-    return problems
 
 
 def sharegpt_conversation(messages: list[dict[str, str]]) -> list[dict[str, str]]:

@@ -5,7 +5,7 @@ Shared by ingest (commands are stored normalised) and analysis (which never re-p
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 TMUX_KEY_NAMES = frozenset(
@@ -53,11 +53,3 @@ def keystrokes_of_call(arguments: Mapping[str, Any] | Any) -> str | None:
         if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
             return " ".join(value)
     return None
-
-
-def commands_of(keystroke_batches: Iterable[str]) -> list[str]:
-    """Commands of a trajectory given its agent keystroke batches in order."""
-    out: list[str] = []
-    for keys in keystroke_batches:
-        out.extend(split_commands(keys))
-    return out

@@ -15,7 +15,6 @@ from rsr_core.harness import HARNESSES
 from rsr_core.harness.statem import StateMHarness
 from rsr_core.models import Task
 from rsr_core.protocols import LLM, SandboxProvider
-from rsr_core.vocabulary import HARNESS_NAMES
 
 
 class DiscoverParams(BaseModel):
@@ -45,13 +44,6 @@ class DiscoverParams(BaseModel):
                     payload = {"task_id": task, "harness": harness, "run": run}
                     units.append((f"{job_id}/discover/{task}/{harness}/{run:05d}", "discover", payload))
         return units
-
-
-def check_harnesses(names: list[str]) -> None:
-    """Refuse a harness this project does not run."""
-    unknown = [n for n in names if n not in HARNESSES]
-    if unknown:
-        raise ValueError(f"unknown harness {unknown[0]!r}; expected one of {', '.join(HARNESS_NAMES)}")
 
 
 def run_discover_unit(inputs: dict[str, Any], llm: LLM, sandboxes: SandboxProvider) -> dict[str, Any]:

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from rsr_core.models import Task, Trajectory
 
 _QUOTED = re.compile(r"'([^'\n]*)'|\"((?:[^\"\\\n]|\\.)*)\"")
-_NUMBER = re.compile(r"(?<![\w.\-/])-?\d+(?:\.\d+)?(?![\w.]*[A-Za-z_/])")
 _HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?[^\n]*\n(.*?)\n\s*\1\b", re.S)
 _WRITE = re.compile(r"\b(?:echo|printf)\s+(?:-[a-z]+\s+)*(['\"])(.*?)\1\s*>>?", re.S)
 _CODE_CHARS = set("${}()|;<>`")
@@ -119,12 +118,3 @@ def hidden_phrases(task: Task, source: Trajectory, min_len: int) -> list[tuple[s
             continue
         out.append((text, "the source run" if h.path == "source run" else where[h.kind]))
     return out
-
-
-def value_literals(command: str, min_len: int = 4) -> list[str]:
-    """Every value a command uses, sorted: its non-trivial tokens (quoted or not: words, paths, numbers, codes,
-    here-doc bodies) in every form the shell or Python would turn them into (see rewrite/values.py)."""
-    from rsr_core.rewrite.values import value_tokens  # values imports shellnorm, which is heavier than this
-
-    found = value_tokens(command, min_len).values()
-    return sorted(tok for tok, how in found if "reversed" not in how and "rot13" not in how)

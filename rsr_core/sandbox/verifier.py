@@ -139,24 +139,3 @@ def run_verifier(sandbox: DockerSandbox, task: Task) -> VerifierResult:
     passed, failed = parse_pytest(res.output)
     ok = passed > 0 and failed == 0
     return VerifierResult(1.0 if ok else 0.0, output, ok)
-
-
-def run_solution(sandbox: DockerSandbox, task: Task) -> str:
-    """Apply the reference solution (harbor `solution/solve.sh`, Terminal-Bench 1 `solution.sh`); returns its output.
-
-    Used to check a task (the solution must pass, the untouched environment must fail); agents never see it.
-    """
-    files = {f.path: f.content for f in task.files if f.role == "solution"}
-    script = (
-        "solution/solve.sh"
-        if "solution/solve.sh" in files
-        else "solution.sh"
-        if "solution.sh" in files
-        else None
-    )
-    if script is None:
-        raise VerifierError(f"task {task.task_id} has no solution/solve.sh or solution.sh")
-    sandbox.put_files(files, "/solution-rsr")
-    res = sandbox.exec(f"bash /solution-rsr/{script}", timeout_s=task.agent_timeout_sec or 600)
-    sandbox.exec(["rm", "-rf", "/solution-rsr"])
-    return res.output

@@ -1,4 +1,4 @@
-from rsr_core.formats.commands import commands_of, keystrokes_of_call, normalise_segment, split_commands
+from rsr_core.formats.commands import keystrokes_of_call, normalise_segment, split_commands
 
 
 def test_segments_are_normalised_per_definition():
@@ -23,7 +23,7 @@ def test_non_terminus_tool_arguments():
     assert keystrokes_of_call({"cmd": "pwd"}) == "pwd"
     assert keystrokes_of_call({"keystrokes": "ls\n", "command": "x"}) == "ls\n"
     assert keystrokes_of_call({"path": "/x"}) is None
-    assert commands_of(["a\nb\n", "C-c", "c"]) == ["a", "b", "c"]
+    assert [c for keys in ["a\nb\n", "C-c", "c"] for c in split_commands(keys)] == ["a", "b", "c"]
 
 
 def _reference(segment: str) -> str | None:

@@ -11,7 +11,7 @@ import pytest
 
 from rsr_core import prompts
 from rsr_core.demo import DEMO_SCRIPT, DEMO_SCRIPT_DIR, DEMO_TASKS, build_demo
-from rsr_core.demo.rules import build_script
+from rsr_core.demo.rules import model_script
 from rsr_core.demo.script import load_demo_script
 from rsr_core.formats.terminus import parse_terminus
 from rsr_core.llm.client import LLMClient
@@ -132,7 +132,7 @@ def sources_of(store: Store, task_id: str, solved_only: bool) -> list[Trajectory
 
 
 def test_every_demo_model_is_labelled_scripted_and_every_task_has_its_file():
-    built = build_script(DEMO_SCRIPT_DIR)
+    built = model_script(load_demo_script(DEMO_SCRIPT_DIR))
     assert {r["model"] for r in built["rules"]} == {getattr(MODELS, f) for f in type(MODELS).model_fields}
     assert all(r["model"].startswith("scripted-demo") for r in built["rules"])
     assert sorted(TASKS) == sorted(p.name for p in DEMO_TASKS.iterdir() if p.is_dir())

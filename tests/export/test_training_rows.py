@@ -10,9 +10,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from rsr_core.export import ExportFilters, export, preview
-from rsr_core.export.messages import NO_OUTPUT, chat_problems, training_row
+from rsr_core.export.messages import NO_OUTPUT, training_row
 from rsr_core.models import ChangedPath, Command, Step, Trajectory
 from rsr_core.store import Store
+from tests.export.chat_rules import chat_problems
 from tests.export.corpus import add_rewrite, add_task, trajectory
 
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 import shutil
 
-from rsr_core.export.messages import chat_problems, sft_messages
 from rsr_core.formats.reading import sha256
 from rsr_core.ingest.runner import ingest_paths
 from rsr_core.ingest.tb1 import instruction_from_prompt
 from tests.data.make_fixtures import terminus1_prompt
+from tests.export.chat_rules import chat_problems, sft_messages
 
 TRIAL = "hello-world.1-of-1.2025-02-01__10-00-00"
 FROM_TASK = "Create hello.txt containing Hello, world!"  # tests/data/tasks/tb1/hello-world

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from rsr_core.models import Command, Runbook, Step, Task, Trajectory
-from rsr_core.rewrite.literals import value_literals
 from rsr_core.rewrite.transfer import check_transfer, deterministic_transfer
+from rsr_core.rewrite.values import value_tokens
 
 TASK = Task(
     task_id="t", instruction="Write the status counts of /app/access.log to counts.csv as status,count."
@@ -62,6 +62,13 @@ def test_values_seen_first_are_fine():
     # The counts were on the screen (as "19 200"): writing them as 200,19 is derived, not transferred.
     r = _rewrite(COUNTED, ("cat counts.csv\n", "status,count\n200,19\n404,6\n"), HARDCODED)
     assert deterministic_transfer(r, RUNBOOK, SOURCE, TASK) == []
+
+
+def value_literals(command: str, min_len: int = 4) -> list[str]:
+    """Every value a command uses, in the forms the shell or Python would turn it into (not reversed or
+    rotated, which are what hides a value, not a value)."""
+    found = value_tokens(command, min_len).values()
+    return sorted(tok for tok, how in found if "reversed" not in how and "rot13" not in how)
 
 
 def test_every_token_is_a_value_not_only_quoted_strings_and_numbers():

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from rsr_core.ingest.tasks import read_harbor_task
-from rsr_core.sandbox.verifier import run_solution, run_verifier
+from rsr_core.sandbox.verifier import run_verifier
 from tests.conftest import DEMO_TASKS
+from tests.docker_support import run_solution
 
 TASKS = sorted(p.name for p in DEMO_TASKS.iterdir() if (p / "task.toml").is_file())
 

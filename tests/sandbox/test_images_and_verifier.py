@@ -6,8 +6,9 @@ import pytest
 
 from rsr_core.ingest.tasks import read_tb1_task
 from rsr_core.sandbox.images import ImageError, map_image, rewrite_dockerfile
-from rsr_core.sandbox.verifier import parse_pytest, run_solution, run_verifier
+from rsr_core.sandbox.verifier import parse_pytest, run_verifier
 from rsr_core.settings import DEFAULT_IMAGE_MAP, Settings
+from tests.docker_support import run_solution
 
 
 def test_pytest_output_parsing():
