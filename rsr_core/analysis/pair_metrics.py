@@ -1,4 +1,4 @@
-"""The five pair metrics of DESIGN.md "Definitions", as all-pairs matrices over one group of trajectories.
+"""The five pair metrics of the README's Analysis section, as all-pairs matrices over one group of trajectories.
 
 Each trajectory is a sequence of integer command codes (equal codes = equal command strings). Every function
 returns the m x m matrix of a metric for m trajectories; nothing loops over pairs of commands in Python:

@@ -1,4 +1,4 @@
-"""Unbiased pass@k (DESIGN.md "Definitions"), per group of runs.
+"""Unbiased pass@k (the README's Analysis section), per group of runs.
 
 Per (group, task) with n runs and c successes (reward >= 1.0; an unverified run is a failure),
 pass@k = 1 - C(n-c, k) / C(n, k), averaged over the group's tasks with n >= k.

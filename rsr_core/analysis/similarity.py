@@ -1,4 +1,4 @@
-"""Same- vs cross-runbook command similarity of passed rewrite trajectories (DESIGN.md "Definitions").
+"""Same- vs cross-runbook command similarity of passed rewrite trajectories (the README's Analysis section).
 
 Pairs are all unordered pairs of passed rewrites of one task; a pair is "same" when both carry one (known)
 runbook_id, else "cross" (a rewrite whose runbook_id is unknown is never "same"). Inputs are the frames of

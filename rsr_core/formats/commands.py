@@ -1,4 +1,5 @@
-"""Command extraction and normalisation, exactly as DESIGN.md defines "commands of a trajectory".
+"""Command extraction and normalisation: "the commands of a trajectory" as the README's Analysis section
+defines them.
 
 Shared by ingest (commands are stored normalised) and analysis (which never re-parses JSON).
 """

@@ -77,7 +77,7 @@ def diff_frame(rows: list[DiffRow]) -> pd.DataFrame:
 
 
 def pair_figures(source: list[str], rewrite: list[str]) -> dict[str, float]:
-    """The five DESIGN.md metrics for one pair of command sequences."""
+    """The five pair metrics (the README's Analysis section) for one pair of command sequences."""
     frame = pd.DataFrame({"trajectory_id": ["a", "b"], "task_id": ["t", "t"], "runbook_id": [None, None]})
     cmds = pd.DataFrame(
         {

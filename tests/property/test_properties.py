@@ -1,4 +1,4 @@
-"""Property tests (hypothesis): command extraction, the five pair metrics against their DESIGN.md definitions
+"""Property tests (hypothesis): command extraction, the five pair metrics against their definitions in the README
 written the plain way, and search tokenising against the index it feeds."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ keystrokes = st.lists(st.one_of(line, st.sampled_from(sorted(TMUX_KEY_NAMES))), 
 
 
 def reference_commands(text: str) -> list[str]:
-    """DESIGN.md: split on newlines; trailing whitespace removed, inner runs collapsed to one space; empty
+    """The README: split on newlines; trailing whitespace removed, inner runs collapsed to one space; empty
     segments and bare tmux key names dropped (leading whitespace is not named, so it stays)."""
     out = []
     for segment in text.split("\n"):
@@ -57,7 +57,7 @@ def _first(cmd: str) -> str:
 
 
 def reference_metrics(a: list[str], b: list[str]) -> dict[str, float]:
-    """The five metrics, pair by pair, straight from DESIGN.md and the README's empty-side rules."""
+    """The five metrics, pair by pair, straight from their definitions and empty-side rules in the README."""
     sa, sb = set(a), set(b)
     exact = len(sa & sb) / len(sa | sb) if sa | sb else 0.0
     ca, cb = Counter(a), Counter(b)
