@@ -93,13 +93,13 @@ def test_all_export_then_ingest_is_lossless(tmp_path, data_dir):
     source, copy = Store(tmp_path / "a.duckdb"), Store(tmp_path / "b.duckdb")
     _build(source, data_dir)
     summary = export(source, "atif", tmp_path / "archive", ALL)
-    assert source.count_trajectories() == 18 and summary.duplicates == 0
-    # left out: `empty`, a trial without agent steps and harbor's three oracle trials (no trajectory)
-    assert summary.exported == 13 and summary.left_out.no_steps == 5
+    assert source.count_trajectories() == 23 and summary.duplicates == 0
+    # left out: `empty`, a trial without agent steps, and the oracle trials of harbor (3) and Terminal-Bench (3)
+    assert summary.exported == 15 and summary.left_out.no_steps == 8
     report = ingest_paths(copy, [tmp_path / "archive"])
-    assert report.errors == [] and report.trajectories_added == 13
+    assert report.errors == [] and report.trajectories_added == 15
     before, after = _dump(source), _dump(copy)
-    assert len(before) == 13 and before.keys() == after.keys()
+    assert len(before) == 15 and before.keys() == after.keys()
     for tid in before:
         assert after[tid] == before[tid], tid
     for cur_a, cur_b in ((source.cursor(), copy.cursor()),):
@@ -109,7 +109,7 @@ def test_all_export_then_ingest_is_lossless(tmp_path, data_dir):
         assert transfer_of(cur_a, "rw-1") == transfer_of(cur_b, "rw-1")
         assert transfer_of(cur_b, "rw-2") is None
     again = ingest_paths(copy, [tmp_path / "archive"])
-    assert again.trajectories_added == 0 and again.duplicates == 13
+    assert again.trajectories_added == 0 and again.duplicates == 15
     assert len(reviews_of(copy.cursor(), "rb-x")) == 2
 
 
@@ -179,7 +179,7 @@ def test_cli_all_archives_every_kind_by_default(tmp_path, data_dir, capsys):
         )
         == 0
     )
-    assert "exported 13 of 18 selected" in capsys.readouterr().out  # the eval run included, not the stepless
+    assert "exported 15 of 23 selected" in capsys.readouterr().out  # the eval run included, not the stepless
     assert main(["ingest", str(archive), "--db", copy, "--json"]) == 0
     assert _dump(Store(copy)) == before
 

@@ -9,23 +9,25 @@ from rsr_core.store import TrajectoryFilter
 def test_whole_fixture_tree_counts(store, data_dir):
     report = ingest_paths(store, [data_dir])
     assert report.errors == []
-    # harbor_real (harbor's own output) adds 4 trials (3 oracle, 1 terminus-2 with 4 steps, 2 commands), 3 tasks
-    assert report.trajectories_added == 12
-    assert report.tasks_added == 6
+    # harbor_real (harbor's own output) adds 4 trials (3 oracle, 1 terminus-2 with 4 steps, 2 commands), 3 tasks;
+    # tb1_real (Terminal-Bench's own output) 5 trials (3 oracle, terminus-1 with 3 steps and terminus-2 with 4,
+    # 2 commands each), 3 tasks
+    assert report.trajectories_added == 17
+    assert report.tasks_added == 9
     assert store.summary() == {
-        "tasks": 6,
-        "trajectories": {"discovery": 11, "rewrite": 1, "eval": 0},
-        "steps": 34,
-        "commands": 16,
+        "tasks": 9,
+        "trajectories": {"discovery": 16, "rewrite": 1, "eval": 0},
+        "steps": 41,
+        "commands": 20,
     }
 
 
 def test_second_ingest_adds_nothing(file_store, data_dir):
     first = ingest_paths(file_store, [data_dir])
     second = ingest_paths(file_store, [data_dir])
-    assert first.trajectories_added == 12
-    assert second.trajectories_added == 0 and second.duplicates == 12 and second.tasks_added == 0
-    assert file_store.summary()["steps"] == 34
+    assert first.trajectories_added == 17
+    assert second.trajectories_added == 0 and second.duplicates == 17 and second.tasks_added == 0
+    assert file_store.summary()["steps"] == 41
 
 
 def test_atif_steps_commands_and_harness_control(store, data_dir):
@@ -122,11 +124,13 @@ def test_task_dir_fills_in_a_task_known_from_trajectories(store, data_dir):
 def test_coverage(store, data_dir):
     ingest_paths(store, [data_dir])
     cov = store.coverage()
-    # with harbor_real: harbor's terminus-2 and oracle both solve hello-file
-    assert cov["harnesses"]["terminus-2"] == {"attempted_tasks": 3, "solved_tasks": 2, "unique_solved": 1}
-    assert cov["harnesses"]["oracle"] == {"attempted_tasks": 3, "solved_tasks": 1, "unique_solved": 0}
+    # with harbor_real: harbor's terminus-2 and oracle both solve hello-file; with tb1_real: TB's oracle,
+    # terminus-1 and terminus-2 all solve write-greeting, its oracle alone sleepy-solution
+    assert cov["harnesses"]["terminus-2"] == {"attempted_tasks": 4, "solved_tasks": 3, "unique_solved": 1}
+    assert cov["harnesses"]["oracle"] == {"attempted_tasks": 6, "solved_tasks": 3, "unique_solved": 1}
+    assert cov["harnesses"]["terminus-1"] == {"attempted_tasks": 1, "solved_tasks": 1, "unique_solved": 0}
     assert cov["harnesses"]["statem"] == {"attempted_tasks": 1, "solved_tasks": 0, "unique_solved": 0}
-    assert cov["union_solved"] == 4 and cov["best_single"]["solved_tasks"] == 2
+    assert cov["union_solved"] == 6 and cov["best_single"]["solved_tasks"] == 3
     assert cov["gain_over_best"] == 1.0
 
 
@@ -135,7 +139,7 @@ def test_search_and_filters(store, data_dir):
     found = {r["trajectory_id"] for r in store.list_trajectories(TrajectoryFilter(search="report.py"))}
     assert found == {"atif-s1", "h-s1"}
     assert store.count_trajectories(TrajectoryFilter(search="grep ERROR")) == 1
-    assert store.count_trajectories(TrajectoryFilter(harness="terminus-2", min_reward=1.0)) == 4
+    assert store.count_trajectories(TrajectoryFilter(harness="terminus-2", min_reward=1.0)) == 5
     assert store.count_trajectories(TrajectoryFilter(kind="rewrite")) == 1
 
 
