@@ -118,7 +118,7 @@ def test_every_page_in_a_real_browser(app_url, browser):
         page.goto(f"{app_url}/{path}")
         body = _settle(page, texts[0])
         if path in ("trajectories", "runbooks", "export"):  # tables render after the text around them
-            page.locator("[data-testid='stDataFrame']").first.wait_for(timeout=60_000)
+            page.locator("[data-testid='stDataFrame'], [data-testid='stTable']").first.wait_for(timeout=60_000)
             page.wait_for_timeout(1500)
         for text in texts:
             assert text in body, f"/{path}: {text!r} not shown"
