@@ -170,7 +170,7 @@ class Server:
                 "true",
                 "--browser.gatherUsageStats",
                 "false",
-            ],  # fmt: skip
+            ],
             env=env,
             cwd=ROOT,
             stdout=subprocess.DEVNULL,

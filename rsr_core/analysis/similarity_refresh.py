@@ -116,7 +116,7 @@ def refresh_after_write(store: Store) -> RefreshReport | None:
 
     try:
         return refresh(store)
-    except Exception as exc:  # a refresh must never turn a finished ingest or job into a failure
+    except Exception as exc:  # noqa: BLE001 - a refresh must never fail a finished ingest or job
         print(
             f"rsr: similarity scores not refreshed: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True
         )

@@ -123,7 +123,7 @@ def background_refresh(ctx: AppServices) -> Refresh:
         def work() -> None:
             try:
                 refresh(ctx.store, progress)
-            except Exception as exc:  # shown on the page; the next visit tries again
+            except Exception as exc:  # noqa: BLE001 - shown on the page; the next visit tries again
                 job.error = f"{type(exc).__name__}: {exc}"
 
         # Not a daemon: the interpreter waits for it at exit instead of killing it inside DuckDB (which aborts).

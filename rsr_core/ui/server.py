@@ -84,7 +84,7 @@ def warm(steps: tuple[Any, ...] = ()) -> None:
     for step in steps or (_figures, _first_reads):
         try:
             step()
-        except Exception as exc:  # a page will meet and report the same problem; the server still starts
+        except Exception as exc:  # noqa: BLE001 - a page meets and reports the same; the server still starts
             print(f"rsr: warm-up step {step.__name__} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
     gc.collect()
     gc.freeze()

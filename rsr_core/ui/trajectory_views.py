@@ -10,7 +10,6 @@ import math
 
 import pandas as pd
 import streamlit as st
-import streamlit.components.v1 as components
 
 from rsr_core.analysis.cost import cost_usd
 from rsr_core.models import Trajectory
@@ -287,10 +286,13 @@ def scroll_to(anchor: str) -> None:
     if anchor in done:
         return
     done.add(anchor)
-    components.html(
-        f"<script>const e = window.parent.document.getElementById({anchor!r});"
-        "if (e) {{ e.scrollIntoView({{block: 'start'}}); }}</script>",
-        height=0,
+    # Run in the page itself (an st.components iframe is a document of its own to load); the anchor is built
+    # from a step number, never from trajectory content.
+    st.html(
+        "<script>(() => { let tries = 0; const go = () => { const e = document.getElementById("
+        f"{anchor!r}); if (e) {{ e.scrollIntoView({{block: 'start'}}); }} else if (tries++ < 40) "
+        "{ setTimeout(go, 50); } }; go(); })();</script>",
+        unsafe_allow_javascript=True,
     )
 
 

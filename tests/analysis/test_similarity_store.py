@@ -23,7 +23,7 @@ MORE = [  # a second task with enough rewrites to have fuzzy scores that are not
         "t4",
         [f"grep -n 'item {i}' data/{i % 3}.txt", "sort -u out.txt | head", f"python3 fix.py --n {i}"],
         runbook=f"rb{i % 2}",
-    )  # fmt: skip
+    )
     for i in range(6)
 ]
 

@@ -142,7 +142,7 @@ def test_similarity_scores_once_in_the_background_then_draws_stored_summaries(de
     at = page("similarity")
     assert not at.exception
     assert any("scoring them now" in i.value for i in at.info)  # nothing stored yet for the demo database
-    analysis_data._REFRESHES[str(demo_db)].thread.join(60)
+    analysis_data.refresh_job(open_services()).thread.join(60)
     at = page("similarity")
     assert not at.exception and len(at.get("plotly_chart")) == 1
     summary = at.table[0].value
