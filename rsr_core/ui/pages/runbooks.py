@@ -35,7 +35,7 @@ if require_data(ctx):
         key="rb_task",
         format_func=lambda t: "all tasks" if t is None else t,
     )
-    rows = queue(ctx, status, task)
+    rows = all_rbs if status is None and task is None else queue(ctx, status, task)  # one read, not two
     pending = list(all_rbs.loc[all_rbs["status"] == "pending_review", "runbook_id"])
     if c[2].button(f"next pending ({len(pending)})", key="rb_next_btn", disabled=not pending):
         current = st.session_state.get("rb_focus") or st.query_params.get("runbook")
