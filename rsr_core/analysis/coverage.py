@@ -41,7 +41,7 @@ def solved_sets(outcomes: pd.DataFrame) -> dict[str, set[str]]:
     out: dict[str, set[str]] = {h: set() for h in sorted(outcomes["harness"].unique())}
     solved = outcomes[outcomes["solved"].astype(bool)]
     for harness, grp in solved.groupby("harness"):
-        out[harness] = set(grp["task_id"])
+        out[str(harness)] = set(grp["task_id"])
     return out
 
 

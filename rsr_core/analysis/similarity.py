@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import duckdb
 import numpy as np
@@ -143,14 +144,14 @@ def score_pairs(
     return out
 
 
-def _side(values: np.ndarray, seed: int) -> dict[str, object]:
+def _side(values: np.ndarray, seed: int) -> dict[str, Any]:
     if len(values) == 0:
         return {"pairs": 0, "mean": None, "ci": None}
     lo, hi = bootstrap_ci(values, seed=seed)
     return {"pairs": len(values), "mean": float(values.mean()), "ci": [lo, hi]}
 
 
-def summarise(pairs: pd.DataFrame, metric: str, seed: int = 0) -> dict[str, object]:
+def summarise(pairs: pd.DataFrame, metric: str, seed: int = 0) -> dict[str, Any]:
     """The `rsr similarity --json` payload for one metric of a pairs frame (see `score_pairs`).
 
     Overall means are over all pairs (not means of task means); ci is a 95% percentile bootstrap over pairs
@@ -203,7 +204,7 @@ def summary_frame(pairs: pd.DataFrame, metrics: tuple[str, ...] | list[str] = ME
     return pd.DataFrame(rows, columns=["metric", "relation", "pairs", "mean", "ci_low", "ci_high"])
 
 
-def report_of(cur: duckdb.DuckDBPyConnection, metric: str, task_id: str | None = None) -> dict[str, object]:
+def report_of(cur: duckdb.DuckDBPyConnection, metric: str, task_id: str | None = None) -> dict[str, Any]:
     """The `rsr similarity --json` payload: the stored report or stored pair scores when they are current
     (rsr_core/analysis/similarity_refresh.py keeps them so), else every pair scored now. Both give the same
     values to the last bit: stored pairs are read in the order `score_pairs` makes them."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Literal, cast, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -12,6 +12,15 @@ from rsr_core.vocabulary import EXPORT_FORMATS
 
 ExportFormat = Literal["sft-jsonl", "sharegpt", "parquet", "atif"]
 FORMATS: tuple[str, ...] = EXPORT_FORMATS
+
+
+def as_format(value: str) -> ExportFormat:
+    """An export format name checked (ValueError naming the formats otherwise)."""
+    if value not in get_args(ExportFormat):
+        raise ValueError(f"format {value!r}: expected one of {', '.join(FORMATS)}")
+    return cast(ExportFormat, value)
+
+
 ExportKind = Literal["rewrite", "discovery", "eval"]
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast, get_args
 
 import duckdb
 import pandas as pd
@@ -12,6 +12,13 @@ from rsr_core.store import queries
 from rsr_core.store.sql import scalar
 
 ReviewStatus = Literal["approved", "rejected", "unreviewed"]
+
+
+def as_review_status(value: str) -> ReviewStatus:
+    """A review status filter checked (ValueError naming the statuses otherwise)."""
+    if value not in get_args(ReviewStatus):
+        raise ValueError(f"review status {value!r}: expected one of {', '.join(get_args(ReviewStatus))}")
+    return cast(ReviewStatus, value)
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,8 @@ def sources(cur: Cursor) -> pd.DataFrame:
 @cached
 def rewrites_of(cur: Cursor, source_id: str) -> list[dict[str, Any]]:
     """A source's rewrites with their status and, when flagged, the transfer evidence."""
-    rows = app_queries.rewrites_with_status(cur, "source_trajectory_id", source_id).to_dict("records")
+    frame = app_queries.rewrites_with_status(cur, "source_trajectory_id", source_id)
+    rows: list[dict[str, Any]] = [{str(k): v for k, v in r.items()} for r in frame.to_dict("records")]
     for row in rows:
         verdict = pipeline.transfer_of(cur, row["trajectory_id"])
         row["evidence"] = (verdict.deterministic_evidence + verdict.llm_evidence) if verdict else []

@@ -11,6 +11,7 @@ import streamlit as st
 from rsr_core.models import CriticFlag, Review, Runbook
 from rsr_core.store import app_queries, pipeline
 from rsr_core.store.pipeline import RUNBOOK_STATUSES
+from rsr_core.store.sql import scalar
 from rsr_core.ui.context import AppServices
 from rsr_core.ui.data import Cursor, cached
 from rsr_core.ui.widgets import highlighted_runbook, md_escape, page_link
@@ -29,8 +30,8 @@ def queue(cur: Cursor, status: str | None = None, task_id: str | None = None) ->
 @cached
 def review_progress(cur: Cursor) -> dict[str, Any]:
     """Reviewed vs pending runbook rounds, in total and per reviewer (runbooks each has decided on)."""
-    pending = cur.execute("SELECT count(*) FROM runbook_status WHERE status = 'pending_review'").fetchone()[0]
-    reviewed = cur.execute("SELECT count(DISTINCT runbook_id) FROM reviews").fetchone()[0]
+    pending = int(scalar(cur, "SELECT count(*) FROM runbook_status WHERE status = 'pending_review'"))
+    reviewed = int(scalar(cur, "SELECT count(DISTINCT runbook_id) FROM reviews"))
     by = cur.execute(
         "SELECT reviewer, count(DISTINCT runbook_id), count(*) FILTER (WHERE decision = 'approve'), "
         "count(*) FILTER (WHERE decision = 'reject') FROM reviews GROUP BY reviewer ORDER BY 2 DESC, 1"

@@ -128,7 +128,7 @@ def list_filters(ctx: AppServices) -> app_queries.ListFilter:
     return app_queries.ListFilter(
         core,
         has_flags=None if flags == "any" else flags == "has flags",
-        review_status=None if review == "any" else review,
+        review_status=None if review == "any" else app_queries.as_review_status(review),
         kept=None if kept == "any" else kept == "kept",
     )
 
@@ -139,7 +139,11 @@ def trajectory_list(ctx: AppServices) -> None:
     c = st.columns([1, 2, 1, 2])
     with c[0].popover("columns"):
         columns = st.multiselect(
-            "columns", list(OPTIONAL), DEFAULT_COLUMNS, key="list_columns", format_func=OPTIONAL.get
+            "columns",
+            list(OPTIONAL),
+            DEFAULT_COLUMNS,
+            key="list_columns",
+            format_func=lambda c: OPTIONAL.get(c, c),
         )
     sort = c[1].selectbox(
         "sort by",
@@ -319,6 +323,9 @@ def trajectory_detail(ctx: AppServices, trajectory_id: str, step: int | None) ->
     )
     lo = (page - 1) * STEPS_PER_PAGE + 1
     traj = _trajectory(ctx, trajectory_id, lo, lo + STEPS_PER_PAGE)
+    if traj is None:  # deleted since the header was read
+        st.error(md_escape(f"no trajectory {trajectory_id!r}"))
+        return
     steps = traj.steps[:STEPS_PER_PAGE]
     following = traj.steps[STEPS_PER_PAGE] if len(traj.steps) > STEPS_PER_PAGE else None
     seconds = _seconds(steps, following)
@@ -338,9 +345,10 @@ def trajectory_detail(ctx: AppServices, trajectory_id: str, step: int | None) ->
 def side_by_side(ctx: AppServices, a_id: str, b_id: str) -> None:
     """Two trajectories, turn k of one beside turn k of the other, TURNS_PER_PAGE turns a page (only those steps
     are read and drawn, however long the runs are)."""
-    heads = [_trajectory(ctx, tid, 1, 0) for tid in (a_id, b_id)]
-    missing = [tid for tid, h in zip((a_id, b_id), heads, strict=True) if h is None]
-    if missing:
+    found = [_trajectory(ctx, tid, 1, 0) for tid in (a_id, b_id)]
+    heads = [h for h in found if h is not None]
+    if len(heads) < 2:
+        missing = [tid for tid, h in zip((a_id, b_id), found, strict=True) if h is None]
         st.error(md_escape(f"no trajectory {missing[0]!r}"))
         return
     cols = st.columns(2)
@@ -357,11 +365,8 @@ def side_by_side(ctx: AppServices, a_id: str, b_id: str) -> None:
     sides = []
     for tid, turns in zip((a_id, b_id), spans, strict=True):
         shown = turns[first:last]
-        if shown:
-            traj = _trajectory(ctx, tid, shown[0][0], shown[-1][1])
-            by_index = {s.index: s for s in traj.steps}
-        else:
-            by_index = {}
+        part = _trajectory(ctx, tid, shown[0][0], shown[-1][1]) if shown else None
+        by_index = {s.index: s for s in part.steps} if part is not None else {}
         sides.append([[by_index[i] for i in range(lo, hi + 1) if i in by_index] for lo, hi in shown])
     for k in range(last - first):
         left, right = st.columns(2)

@@ -61,7 +61,8 @@ def _summary(cur: Cursor) -> dict:
 
 @cached
 def _scripted_share(cur: Cursor) -> tuple[int, int]:
-    return cur.execute("SELECT count(*) FILTER (WHERE scripted), count(*) FROM trajectories").fetchone()
+    row = cur.execute("SELECT count(*) FILTER (WHERE scripted), count(*) FROM trajectories").fetchone()
+    return (int(row[0]), int(row[1])) if row else (0, 0)
 
 
 def summary(ctx: AppServices) -> dict:

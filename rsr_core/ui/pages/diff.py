@@ -18,11 +18,13 @@ if require_data(ctx):
     if found.empty:
         st.info("No rewrites yet: run a rewrite job (Rewrite page or `rsr rewrite`).")
         st.stop()
-    labels = {
-        r.trajectory_id: f"{r.task_id} · {r.harness} · {r.trajectory_id} ({r.rewrites} rewrites)"
+    labels: dict[str, str] = {
+        str(r.trajectory_id): f"{r.task_id} · {r.harness} · {r.trajectory_id} ({r.rewrites} rewrites)"
         for r in found.itertuples()
     }
-    source_id = st.selectbox("source trajectory", list(labels), format_func=labels.get, key="diff_source")
+    source_id = st.selectbox(
+        "source trajectory", list(labels), format_func=lambda t: labels[t], key="diff_source"
+    )
     rewrites = rewrites_of(ctx, source_id)
     rlabels = {
         r["trajectory_id"]: f"{r['trajectory_id']} · runbook {r['runbook_id']} · reward {r['reward']} · "
@@ -30,7 +32,10 @@ if require_data(ctx):
         for r in rewrites
     }
     rewrite_id = st.selectbox(
-        f"rewrite ({len(rlabels)} of this source)", list(rlabels), format_func=rlabels.get, key="diff_rewrite"
+        f"rewrite ({len(rlabels)} of this source)",
+        list(rlabels),
+        format_func=lambda t: rlabels[t],
+        key="diff_rewrite",
     )
     status = next(r for r in rewrites if r["trajectory_id"] == rewrite_id)
     if status["kept"]:

@@ -3,7 +3,7 @@ then write and download."""
 
 import streamlit as st
 
-from rsr_core.export.models import FORMATS, ExportFilters
+from rsr_core.export.models import FORMATS, ExportFilters, as_format
 from rsr_core.export.service import export
 from rsr_core.outputs import OutputError
 from rsr_core.ui.export_views import archive_bytes, default_out, left_out_frame, plan_of, task_ids
@@ -46,7 +46,7 @@ if require_data(ctx):
         "kinds", ["rewrite", "discovery", "eval"], ["rewrite", "discovery"], key="ex_kinds"
     )
     tasks = c[1].multiselect("tasks (none: all)", task_ids(ctx), key="ex_tasks")
-    fmt = c[2].selectbox("format", FORMATS, key="ex_format")
+    fmt = as_format(c[2].selectbox("format", FORMATS, key="ex_format"))
     d = st.columns(3)
     direct = d[0].checkbox("include terminus-2 discovery successes unchanged", True, key="ex_direct")
     scripted = d[1].checkbox("include runs of the scripted demo model", False, key="ex_scripted")

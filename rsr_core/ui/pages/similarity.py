@@ -45,7 +45,8 @@ if require_data(ctx):
         st.stop()
     c = st.columns([3, 1])
     chosen = c[0].multiselect("metrics", list(METRICS), list(METRICS), key="sim_metrics") or ["exact"]
-    shape = c[1].radio("shape", ["box", "violin"], horizontal=True, key="sim_shape")
+    picked = c[1].radio("shape", ["box", "violin"], horizontal=True, key="sim_shape")
+    shape: charts.Shape = "violin" if picked == "violin" else "box"
     st.caption(f"{state['pairs']:,} pairs of {state['tasks']:,} tasks; the charts draw their summaries.")
     st.table(sim.summary_table(ctx, tuple(chosen)), hide_index=True)  # ten rows: HTML, not a grid
     # One chart at a time: drawing a plotly figure is most of what a page of charts costs in the browser.
