@@ -103,13 +103,14 @@ def _submit(ctx: AppServices, runbook_ids: list[str], key: str, decision: str) -
         return
     st.session_state[REVIEWER] = reviewer
     record_reviews(ctx, runbook_ids, decision, reviewer, reason)
+    st.session_state[f"reason_{key}"] = ""  # the reason was this decision's; the reviewer stays
     verb = "approved" if decision == "approve" else "rejected"
     st.session_state["review_done"] = f"{verb} {len(runbook_ids)} runbook(s) as {reviewer}"
 
 
 def review_form(ctx: AppServices, runbook_ids: list[str], key: str) -> None:
     """Approve / reject with reviewer name (remembered for the session) and reason; the queue shows it at once."""
-    with st.form(key=f"review_{key}", clear_on_submit=True):
+    with st.form(key=f"review_{key}"):
         c = st.columns([1, 2])
         c[0].text_input("reviewer", st.session_state.get(REVIEWER, ""), key=f"reviewer_{key}")
         c[1].text_input("reason", key=f"reason_{key}")

@@ -166,7 +166,8 @@ def render_step(step: Step, key: str, highlight: bool = False, seconds: float | 
             if step.private_guidance
             else "copied context (never trains)"
         )
-        with st.expander(f"step {step.index} · {step.source} · {label}", expanded=highlight):
+        linked = " · linked step" if highlight else ""
+        with st.expander(f"step {step.index} · {step.source} · {label}{linked}", expanded=highlight):
             if caption:
                 st.caption(md_escape(caption))
             _step_body(step, key)

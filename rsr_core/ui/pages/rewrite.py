@@ -19,7 +19,7 @@ from rsr_core.ui.rewrite_views import (
     progress,
     readiness,
 )
-from rsr_core.ui.widgets import app_services, md_escape, require_data
+from rsr_core.ui.widgets import app_services, md_escape, require_data, scripted_banner
 
 
 @cached
@@ -33,6 +33,7 @@ SOURCE_ROWS = 50  # successes drawn per page (a paper-scale database has thousan
 st.title("Rewrite")
 ctx = app_services()
 if require_data(ctx):
+    scripted_banner(ctx)
     load_form(ctx)
     docker_ready = readiness(ctx)
     url, key, models = endpoint_form(ctx)

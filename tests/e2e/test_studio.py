@@ -1,0 +1,298 @@
+"""The studio in a real browser, driven as a research team uses it, while `rsr` commands use the same database.
+Screenshots of every view go to test-artifacts/screenshots/."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import duckdb
+import pytest
+
+from tests.e2e.conftest import SHOTS
+
+pytestmark = pytest.mark.browser
+TIMEOUT_MS = 90_000
+# The app has finished its run and drawn it: no element waiting for data, none left from the previous run.
+IDLE = """() => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  return !!app && app.getAttribute('data-test-script-state') === 'notRunning'
+    && !document.querySelector('[data-testid="stSkeleton"], [data-stale="true"]');
+}"""
+
+
+def shown(page, *texts: str) -> str:
+    """Wait until every text is on the page and the run is over; returns the main area's text."""
+    for text in texts:
+        page.get_by_text(text, exact=False).first.wait_for(timeout=TIMEOUT_MS)
+    page.wait_for_function(IDLE, timeout=TIMEOUT_MS)
+    return page.inner_text("[data-testid='stMain']")
+
+
+def shot(page, name: str, at: str | None = None) -> None:
+    """Screenshot of the window (the app scrolls inside it), scrolled to the text `at` when given."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    if at is not None:
+        page.get_by_text(at, exact=False).first.scroll_into_view_if_needed()
+    page.screenshot(path=str(SHOTS / f"{name}.png"))
+
+
+def _query(studio, sql: str, params: list | None = None) -> list[tuple]:
+    con = duckdb.connect(str(studio.db), read_only=True)
+    try:
+        return con.execute(sql, params or []).fetchall()
+    finally:
+        con.close()
+
+
+PAGES = {
+    "": ["Coverage of the discovery harnesses", "Rewrite funnel"],
+    "trajectories": ["Trajectories", "trajectories)"],
+    "diff": ["Command diff", "exact overlap"],
+    "runbooks": ["Runbooks", "review history"],
+    "rewrite": ["Rewrite", "Sources", "Jobs"],
+    "similarity": ["Command similarity of rewrites"],
+    "export": ["Export for fine-tuning", "would be exported"],
+}
+
+
+def test_every_page_renders_with_the_scripted_data_banner(studio, page):
+    for path, texts in PAGES.items():
+        page.goto(f"{studio.url}/{path}")
+        body = shown(page, *texts)
+        assert "Traceback" not in body and "Error" not in body.split("\n")[0], f"/{path}"
+        # The demo corpus was made with the scripted model: every data page says so.
+        assert "Demo data:" in body and "scripted model" in body, f"/{path}: no scripted-data banner"
+        shot(page, path or "overview")
+
+
+def test_overview_funnel_has_every_stage_with_the_clis_counts(studio, page):
+    funnel = studio.rsr_json("stats", "funnel")
+    page.goto(studio.url)
+    shown(page, "Rewrite funnel", "answer transfer")
+    find = """() => [...document.querySelectorAll('.js-plotly-plot')].find(
+                (p) => p.layout && (p.layout.title.text || '').includes('Rewrite funnel'))"""
+    page.wait_for_function(f"() => !!({find})()", timeout=TIMEOUT_MS)
+    bars = page.evaluate(
+        f"""() => {{
+          const gd = ({find})();
+          const out = {{}};
+          for (const t of gd.data) t.y.forEach((label, i) => {{ out[label] = t.text[i]; }});  // the bar's label
+          const ticks = [...gd.querySelectorAll('.xtick text')].map((e) => e.textContent);
+          return {{bars: out, ticks}};
+        }}"""
+    )
+    stages = {
+        "source trajectories": "sources",
+        "rejected by the critic": "critic_rejected",
+        "waiting for human review": "pending_review",
+        "rejected by a reviewer": "human_rejected",
+        "approved": "approved",
+        "executions": "executions",
+        "passed the verifier": "verified",
+        "answer transfer": "answer_transfer",
+        "kept for training": "kept",
+    }
+    for label, key in stages.items():
+        assert bars["bars"][label] == f"{funnel[key]:,}", label
+    assert funnel["human_rejected"] > 0 and funnel["answer_transfer"] > 0  # the demo has both stages
+    ticks = [t.replace(",", "").replace("\u2212", "-") for t in bars["ticks"]]
+    assert ticks and all(re.fullmatch(r"-?\d+", t) for t in ticks), f"count axis ticks: {ticks}"
+
+
+def test_deep_link_scrolls_to_the_step_and_a_missing_step_is_an_error(studio, browser):
+    tid, n_steps = _query(
+        studio, "SELECT trajectory_id, count(*) n FROM steps GROUP BY 1 ORDER BY n DESC, 1 LIMIT 1"
+    )[0]
+    context = browser.new_context(viewport={"width": 1300, "height": 700})
+    page = context.new_page()
+    page.goto(f"{studio.url}/trajectories?trajectory={tid}&step={n_steps}")
+    shown(page, "linked step")
+    # The linked step is scrolled into view (the window is much shorter than the trajectory).
+    page.wait_for_function(
+        """(id) => { const el = document.getElementById(id); if (!el) return false;
+                     const r = el.getBoundingClientRect(); return r.top >= 0 && r.top < window.innerHeight; }""",
+        arg=f"step-{n_steps}",
+        timeout=TIMEOUT_MS,
+    )
+    # ... by scrolling: the app's scrolling container moved (the step is not at the top of the document).
+    assert page.evaluate(
+        """(id) => { let e = document.getElementById(id);
+                     while (e && !(e.scrollTop > 0)) e = e.parentElement; return !!e || window.scrollY > 0; }""",
+        f"step-{n_steps}",
+    )
+    shot(page, "deep-link")
+    page.goto(f"{studio.url}/trajectories?trajectory={tid}&step={n_steps + 5}")
+    body = shown(page, "has no step")
+    assert f"{tid} has no step {n_steps + 5}: it has {n_steps} steps" in body
+    assert "step 1 · " not in body  # not silently page 1
+    context.close()
+
+
+def test_two_reviewers_in_two_browsers_both_stored_latest_decides(studio, browser):
+    pending = studio.rsr_json("runbooks", "list", "--status", "pending_review")
+    rows = pending["rows"] if isinstance(pending, dict) else pending
+    rid = rows[0]["runbook_id"]
+    first, second = (browser.new_context(viewport={"width": 1500, "height": 1400}) for _ in range(2))
+    ana, ben = first.new_page(), second.new_page()
+    for page in (ana, ben):
+        page.goto(f"{studio.url}/runbooks")
+        shown(page, "Runbooks", "review history")
+
+    # "next pending" walks to the round waiting for review.
+    ana.get_by_role("button", name=re.compile(r"^next pending \(\d+\)")).click()
+    shown(ana, f"{rid} · pending_review")
+    ana.get_by_label("reviewer").last.fill("ana")
+    ana.get_by_label("reason").last.fill("reads well")
+    ana.get_by_role("button", name="approve (1)").click()
+    body = shown(ana, "approved 1 runbook(s) as ana", f"{rid} · approved")  # the queue moved at once
+    assert "ana" in body
+    assert ana.get_by_label("reviewer").last.input_value() == "ana"  # remembered for the session
+
+    ben.goto(f"{studio.url}/runbooks?runbook={rid}")
+    body = shown(ben, f"{rid} · approved")  # ben sees ana's decision
+    ben.get_by_label("reviewer").last.fill("ben")
+    ben.get_by_label("reason").last.fill("the answer is in step 3")
+    ben.get_by_role("button", name="reject (1)").click()
+    shown(ben, "rejected 1 runbook(s) as ben", f"{rid} · human_rejected")
+    shot(ben, "review-second-reviewer", at="review history")
+
+    ana.reload()
+    ana.goto(f"{studio.url}/runbooks?runbook={rid}")
+    body = shown(ana, f"{rid} · human_rejected")  # after a rerun ana sees ben's decision: the latest decides
+    assert "reads well" in body and "the answer is in step 3" in body
+    shot(ana, "review-history-both", at="review history")
+    first.close()
+    second.close()
+
+    detail = studio.rsr_json("runbooks", "show", rid)
+    decisions = [(r["reviewer"], r["decision"]) for r in detail["reviews"]]
+    assert decisions[-2:] == [("ana", "approve"), ("ben", "reject")]
+    assert detail["status"] == "human_rejected"
+
+
+def test_cli_writes_while_the_app_is_open_and_the_app_shows_them(studio, page, data_dir):
+    page.goto(f"{studio.url}/trajectories")
+    body = shown(page, "trajectories)")
+    before = int(re.search(r"([\d,]+) trajectories\)", body).group(1).replace(",", ""))
+    # The app is open on this database; the CLI is not refused.
+    report = studio.rsr_json("ingest", str(data_dir / "harbor_job"))
+    assert report["trajectories_added"] > 0
+    page.reload()
+    body = shown(page, f"{before + report['trajectories_added']:,} trajectories)")
+    shot(page, "list-after-cli-ingest")
+
+
+def test_rewrite_form_is_kept_per_database_without_the_key(studio, browser):
+    endpoint, planner, secret = "http://127.0.0.1:9/v1", "planner-under-test", "sk-never-stored-123"
+    context = browser.new_context(viewport={"width": 1500, "height": 1400})
+    page = context.new_page()
+    page.goto(f"{studio.url}/rewrite")
+    shown(page, "Sources")
+    page.get_by_label("endpoint (OpenAI-compatible base URL)").fill(endpoint)
+    page.get_by_label("endpoint (OpenAI-compatible base URL)").press("Enter")
+    shown(page, f"Model endpoint in use: {endpoint}")
+    page.get_by_label("planner model").fill(planner)
+    page.get_by_label("planner model").press("Enter")
+    page.get_by_label("API key (blank: OPENAI_API_KEY; never stored)").fill(secret)
+    page.get_by_label("API key (blank: OPENAI_API_KEY; never stored)").press("Enter")
+    shown(page, "Sources")
+    context.close()
+
+    # A new session (another tab, a reload) gets the same choices from the database, not the key.
+    other = browser.new_context(viewport={"width": 1500, "height": 1400})
+    page = other.new_page()
+    page.goto(f"{studio.url}/rewrite")
+    body = shown(page, f"Model endpoint in use: {endpoint}")
+    assert "No model endpoint configured" not in body
+    assert page.get_by_label("endpoint (OpenAI-compatible base URL)").input_value() == endpoint
+    assert page.get_by_label("planner model").input_value() == planner
+    assert page.get_by_label("API key (blank: OPENAI_API_KEY; never stored)").input_value() == ""
+    shot(page, "rewrite-form-kept")
+    other.close()
+    stored = " ".join(str(v) for row in _query(studio, "SELECT * FROM app_settings") for v in row)
+    assert endpoint in stored and secret not in stored
+
+
+def test_a_jobs_failed_units_are_shown_grouped_by_error(studio, page, scripted):
+    server, _ = scripted([])  # answers no model call: every plan unit fails with the server's error
+    source = _query(
+        studio,
+        "SELECT trajectory_id FROM trajectories WHERE kind = 'discovery' AND reward >= 1 ORDER BY 1 LIMIT 1",
+    )[0][0]
+    studio.env["RSR_LLM_BASE_URL"] = server.url
+    try:
+        run = studio.rsr("rewrite", "--source", source, "--k", "2", "--m", "1", "--planner-model", "p",
+                         "--critic-model", "c", "--executor-model", "e", "--json", check=False)  # fmt: skip
+    finally:
+        studio.env.pop("RSR_LLM_BASE_URL")
+    assert run.returncode == 1, run.stderr
+    job = json.loads(run.stdout)
+    assert job["status"] == "failed"
+    page.goto(f"{studio.url}/rewrite")
+    body = shown(page, "2 failed unit(s) (plan)", f"{job['job_id']}: 0/2 units done, 2 failed")
+    assert "first: " in body and job["job_id"] in body
+    shot(page, "job-failures", at="2 failed unit(s) (plan)")
+    shown_cli = studio.rsr("jobs", "show", job["job_id"]).stdout
+    assert "2 failed unit(s)" in shown_cli or "failed" in shown_cli
+
+
+def test_diff_says_why_a_rewrite_was_not_kept_wraps_and_opens_side_by_side_here(studio, page):
+    rid, source = _query(
+        studio,
+        "SELECT trajectory_id, source_trajectory_id FROM rewrite_status WHERE answer_transfer AND NOT kept "
+        "ORDER BY 1 LIMIT 1",
+    )[0]
+    page.goto(f"{studio.url}/diff")
+    shown(page, "Command diff", "exact overlap")
+    _choose(page, "source trajectory", source)
+    _choose(page, "rewrite (", rid)
+    body = shown(page, "not kept: ")
+    assert "answer transfer" in body
+    shot(page, "diff-not-kept")
+    # Long commands wrap inside the table instead of widening it.
+    assert page.evaluate(
+        """() => [...document.querySelectorAll('[data-testid="stTable"] table')].every(
+             (t) => t.scrollWidth <= t.parentElement.clientWidth + 1)"""
+    )
+    pages_before = len(page.context.pages)
+    page.get_by_text("open both side by side").click()
+    body = shown(page, rid, source)
+    assert len(page.context.pages) == pages_before  # same tab
+    assert f"compare={source}" in page.url.replace("%2C", ",")
+    shot(page, "side-by-side")
+
+
+def test_scripts_in_trajectory_content_do_not_run(studio, page, tmp_path):
+    hostile = '<script>alert("s")</script><img src=x onerror=alert("i")> **bold** [x](javascript:alert(1))'
+    doc = {
+        "schema_version": "ATIF-v1.5",
+        "session_id": "hostile-html",
+        "agent": {"name": "terminus-2", "version": "1", "model_name": "m"},
+        "steps": [
+            {"step_id": 1, "source": "user", "message": hostile},
+            {"step_id": 2, "source": "agent", "message": hostile,
+             "tool_calls": [{"tool_call_id": "c", "function_name": "bash_command",
+                             "arguments": {"keystrokes": f"echo '{hostile}'\n", "duration": 0.1}}],
+             "observation": {"results": [{"source_call_id": "c", "content": hostile}]}},
+        ],
+    }  # fmt: skip
+    (tmp_path / "hostile.json").write_text(json.dumps(doc))
+    studio.rsr("ingest", str(tmp_path / "hostile.json"))
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.goto(f"{studio.url}/trajectories?trajectory=hostile-html")
+    body = shown(page, "step 2 · agent")
+    assert "<script>" in body  # shown as text
+    assert dialogs == []
+    assert page.evaluate("() => document.querySelectorAll('[data-testid=stMain] img[src=x]').length") == 0
+    shot(page, "hostile-content")
+
+
+def _choose(page, label_start: str, option: str) -> None:
+    """Pick `option` in the selectbox whose label starts with `label_start`."""
+    box = page.get_by_role("combobox", name=re.compile("^" + re.escape(label_start))).first
+    box.click()
+    box.fill(option)  # the list filters as one types
+    page.get_by_role("option").filter(has_text=option).first.click()
+    page.wait_for_function(IDLE, timeout=TIMEOUT_MS)
