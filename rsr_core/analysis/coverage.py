@@ -54,11 +54,10 @@ def upset_frame(outcomes: pd.DataFrame) -> pd.DataFrame:
     """
     sets = solved_sets(outcomes)
     names = list(sets)
+    solved = sorted(set().union(*sets.values()))
     membership = pd.DataFrame(
-        {name: pd.Series(True, index=sorted(tasks), dtype=bool) for name, tasks in sets.items()},
-        columns=names,
+        {name: [t in sets[name] for t in solved] for name in names}, index=solved, columns=names
     )
-    membership = membership.fillna(False).astype(bool)
     if membership.empty:
         return pd.DataFrame(columns=[*names, "harnesses", "degree", "tasks"])
     combos = membership.value_counts(sort=False).rename("tasks").reset_index()

@@ -56,7 +56,10 @@ class EncodedCommands:
 def _arrow(commands: pa.Table | pd.DataFrame) -> pa.Table:
     if isinstance(commands, pa.Table):
         return commands.select(["trajectory_id", "seq", "command"]).combine_chunks()
-    frame = commands[["trajectory_id", "seq", "command"]]
+    # An empty frame's columns are float64: older pyarrow will not convert those to strings.
+    frame = commands[["trajectory_id", "seq", "command"]].astype(
+        {"trajectory_id": object, "seq": "int64", "command": object}
+    )
     schema = pa.schema([("trajectory_id", pa.string()), ("seq", pa.int64()), ("command", pa.large_string())])
     return pa.Table.from_pandas(frame, schema=schema, preserve_index=False)
 
@@ -67,6 +70,11 @@ def encode_commands(trajectory_ids: pd.Series, commands: pa.Table | pd.DataFrame
     Commands of other trajectories are ignored; each trajectory's commands are put in `seq` order.
     """
     table = _arrow(commands)
+    if table.num_rows == 0:  # (older pyarrow cannot combine the no chunks of an empty dictionary column)
+        empty = np.empty(0, np.int64)
+        return EncodedCommands(
+            empty, np.zeros(len(trajectory_ids) + 1, np.int64), pa.array([], pa.large_string())
+        )
     owners = pc.dictionary_encode(table.column("trajectory_id")).combine_chunks()
     position = pd.Index(trajectory_ids).get_indexer(owners.dictionary.to_pylist())
     owner = position[owners.indices.to_numpy(zero_copy_only=False)] if len(owners) else np.empty(0, int)
