@@ -69,3 +69,31 @@ def command_words(script: str) -> tuple[set[str], set[str]]:
             if base in ("uv", "uvx") and i < len(words) and words[i] in _UV_SUBCOMMANDS:
                 i += 1
     return names, paths
+
+
+_SOURCE = re.compile(r"(?:^|[\n;&|({]|\bthen|\bdo|\belse)\s*(?:source|\.)\s+([^\s;&|)]+)")
+_PATH_SET = re.compile(r"\bPATH=([^\s;&|)]+)")
+
+
+def _expand_home(word: str, home: str) -> str | None:
+    """The word with `$HOME`, `${HOME}` and a leading `~` expanded; None when another expansion remains."""
+    word = word.strip("\"'")
+    word = re.sub(r"^~(?=/|$)", home, word).replace("${HOME}", home).replace("$HOME", home)
+    return None if "$" in word or "`" in word or not word.startswith("/") else word
+
+
+def sourced_files(script: str, home: str) -> set[str]:
+    """Absolute paths the script reads with `source` / `.` (`$HOME` and `~` expanded): code it runs."""
+    found = (_expand_home(m, home) for m in _SOURCE.findall(_COMMENT.sub(r"\1", script)))
+    return {p for p in found if p}
+
+
+def path_additions(script: str, home: str) -> list[str]:
+    """Directories the script puts on PATH (`PATH=…`, `export PATH=…`; `$HOME` and `~` expanded)."""
+    dirs: list[str] = []
+    for value in _PATH_SET.findall(_COMMENT.sub(r"\1", script)):
+        for part in value.strip("\"'").split(":"):
+            d = _expand_home(part, home)
+            if d and d not in dirs:
+                dirs.append(d.rstrip("/") or "/")
+    return dirs

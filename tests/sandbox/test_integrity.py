@@ -139,3 +139,29 @@ def test_stored_paths_are_capped_but_ground_entries_kept(sandboxes, guarded):
     assert report.extra()["changed_paths_total"] == report.total
     assert "/logs/verifier/reward.json" in {c.path for c in report.changed_paths if c.verifier_ground}
     assert report.tampered
+
+
+def test_ordinary_python_and_uv_work_is_not_tampering(sandboxes):
+    """Beside the rules for sys.path and uv: an editable install's .pth, tools of one's own on PATH and in
+    ~/.local/bin, a python script's directory left alone, and a uv task's own project files."""
+    task = read_harbor_task(TASKS / "uv-runner")
+    script = "\n".join(
+        [
+            "set -e",
+            "mkdir -p /app/src/mypkg && touch /app/src/mypkg/__init__.py",
+            f"echo /app/src > {SITE}/__editable__.mypkg-1.0.pth",
+            "printf '#!/bin/sh\\necho hi\\n' > /usr/local/bin/mytool && chmod +x /usr/local/bin/mytool",
+            "printf 'print(1)\\n' > /usr/local/bin/helper.py",
+            "mkdir -p /root/.local/bin && printf '#!/bin/sh\\necho fmt\\n' > /root/.local/bin/black",
+            "chmod +x /root/.local/bin/black && mkdir -p /app/.venv/bin && touch /app/pyproject.toml",
+            "python3 -c 'import sys; sys.path.insert(0, \"/app/src\"); import mypkg'",
+        ]
+    )
+    report = _report(sandboxes, task, script)
+    assert not report.tampered, report.ground
+    paths = {c.path for c in report.changed_paths}
+    assert {
+        f"{SITE}/__editable__.mypkg-1.0.pth",
+        "/root/.local/bin/black",
+        "/usr/local/bin/helper.py",
+    } <= paths
