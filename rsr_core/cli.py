@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from rsr_core import __version__
 from rsr_core.commands import COMMAND_MODULES
-from rsr_core.errors import RsrError
+from rsr_core.errors import RsrError, printable
 
 REPORT_HINT = (
     "rsr: this is a bug in RSR Studio, not something you did; please report it with the command you ran and "
@@ -46,7 +46,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = Settings.from_env()
         return int(args.handler(args, settings) or 0)
     except RsrError as exc:
-        print(f"rsr: {exc}", file=sys.stderr)
+        print(f"rsr: {printable(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("rsr: interrupted", file=sys.stderr)

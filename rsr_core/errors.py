@@ -13,3 +13,24 @@ class RsrError(Exception):
 
 class SandboxFailure(RsrError):
     """The sandbox stopped working under the harness (its shell, terminal or container)."""
+
+
+def printable(text: str) -> str:
+    """`text` for one line of a terminal: control characters (newlines, escape sequences, bell), line and
+    paragraph separators, invisible format characters and undecodable bytes of a file name are written as
+    escapes (``\\n``, ``\\x1b``, ``\\u202e``, ``\\xff``), so a hostile name can neither break the line nor drive
+    the terminal."""
+    if text.isprintable():
+        return text
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if ch.isprintable():
+            out.append(ch)
+        elif 0xDC80 <= code <= 0xDCFF:  # a byte that was not UTF-8 (os.fsdecode's surrogateescape)
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif ch == " ":
+            out.append(ch)
+        else:
+            out.append(ch.encode("unicode_escape").decode("ascii"))
+    return "".join(out)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from rsr_core.commands.common import add_db, add_json
 from rsr_core.commands.jobrun import add_backend_args, make_runner
+from rsr_core.errors import printable
 from rsr_core.vocabulary import HARNESS_NAMES
 
 if TYPE_CHECKING:
@@ -88,7 +89,7 @@ def discover(args: argparse.Namespace, settings: Settings) -> int:
     try:
         tasks = [resolve_task(store, ref) for ref in args.task]
     except TaskNotFound as exc:
-        print(f"rsr: {exc}", file=sys.stderr)
+        print(f"rsr: {printable(str(exc))}", file=sys.stderr)
         return 1
     params = DiscoverParams(
         tasks=list(dict.fromkeys(t.task_id for t in tasks)),

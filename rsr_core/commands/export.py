@@ -7,6 +7,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from rsr_core.commands.common import TerminalProgress, add_db, add_json, emit, open_store
+from rsr_core.errors import printable
 from rsr_core.outputs import OutputError
 from rsr_core.vocabulary import EXPORT_FORMATS as FORMATS
 from rsr_core.vocabulary import KINDS
@@ -125,7 +126,7 @@ def export_cmd(args: argparse.Namespace, settings: Settings) -> int:
     try:
         summary = export(store, args.format, args.out, filters, on_progress=progress, force=args.force)
     except OutputError as exc:
-        print(f"rsr: {exc}", file=sys.stderr)
+        print(f"rsr: {printable(str(exc))}", file=sys.stderr)
         return 1
     finally:
         progress.close()

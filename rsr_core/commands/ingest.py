@@ -7,6 +7,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from rsr_core.commands.common import TerminalProgress, add_db, add_json, emit, open_store
+from rsr_core.errors import printable
 from rsr_core.vocabulary import KINDS
 
 if TYPE_CHECKING:
@@ -66,7 +67,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         emit(args, payload)
     else:
         for err in report.errors:
-            print(f"error: {err.path}: {err.error}", file=sys.stderr)
+            print(f"error: {printable(err.path)}: {printable(err.error)}", file=sys.stderr)
         print(
             f"{report.files} files: {report.trajectories_added} trajectories added, "
             f"{report.duplicates} duplicates, {report.tasks_added} tasks added, {len(report.errors)} errors"

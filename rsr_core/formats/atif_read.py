@@ -21,9 +21,12 @@ from rsr_core.formats.reading import FormatError, construct, expect, preview
 from rsr_core.formats.terminus import parse_lenient, split_message
 from rsr_core.models import Command, Step, Trajectory, as_kind
 
-__all__ = ["carried_hash", "is_atif", "parse_atif", "parse_steps"]
+__all__ = ["MAX_STEPS", "carried_hash", "is_atif", "parse_atif", "parse_steps"]
 
 SUPPORTED_MINOR = range(0, 9)
+MAX_STEPS = 100_000
+"""The most steps one trajectory may have (the longest of a 20,000-run corpus has 646): each parsed step costs
+kilobytes, whatever its size in the file."""
 _VERSION = re.compile(r"^ATIF-v1\.(\d+)$")
 COMPLETE_TOOLS = frozenset({"mark_task_complete", "task_complete", "submit"})
 STEP_KEYS = frozenset(
@@ -233,6 +236,10 @@ def _kept_structures(
 def parse_steps(raw_steps: Any) -> list[Step]:
     """Validate and convert ATIF steps; step ids must run 1..n in order."""
     expect(isinstance(raw_steps, list), "steps", "a list of step objects", raw_steps)
+    if len(raw_steps) > MAX_STEPS:
+        raise FormatError(
+            f"steps: {len(raw_steps):,} steps, more than the limit of {MAX_STEPS:,} for one trajectory; not read"
+        )
     steps: list[Step] = []
     seen_user = False
     for i, raw in enumerate(raw_steps):

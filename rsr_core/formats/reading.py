@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterator
 from typing import Any, TypeVar
 
@@ -12,6 +13,11 @@ from pydantic import BaseModel
 M = TypeVar("M", bound=BaseModel)
 PREVIEW_CHARS = 200
 """How much of an offending value an error message quotes."""
+MAX_JSON_VALUES = 5_000_000
+"""The most values (objects, arrays and the items in them) one JSON file may hold: parsed, each costs tens to
+hundreds of bytes, so a file of small values costs many times its size (an array of 80 million empty arrays, a
+240 MB file, took 8.8 GB)."""
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
 
 
 class FormatError(ValueError):
@@ -38,11 +44,35 @@ def decode_text(data: bytes, what: str = "text") -> str:
         ) from None
 
 
+def _structure(data: bytes, start: int, end: int) -> int:
+    return data.count(b",", start, end) + data.count(b"{", start, end) + data.count(b"[", start, end)
+
+
+def too_many_values(data: bytes, limit: int = MAX_JSON_VALUES) -> bool:
+    """Does a JSON text hold more than `limit` values (objects, arrays and their items: its commas, braces
+    and brackets outside strings)? Counting stops at the limit; no copy of the text is made."""
+    if _structure(data, 0, len(data)) <= limit:
+        return False  # strings included, and still few enough
+    count = pos = 0
+    for match in _JSON_STRING.finditer(data):
+        count += _structure(data, pos, match.start())
+        if count > limit:
+            return True
+        pos = match.end()
+    return count + _structure(data, pos, len(data)) > limit
+
+
 def parse_json_bytes(data: bytes, what: str = "JSON") -> Any:
-    """Parse JSON from bytes; errors name the line and column."""
+    """Parse JSON from bytes; errors name the line and column. A file of more than `MAX_JSON_VALUES` values is
+    refused before it is parsed."""
     text = decode_text(data, what)
     if not text.strip():
         raise FormatError(f"empty file; expected {what}")
+    if too_many_values(data):
+        raise FormatError(
+            f"{what} holds more than {MAX_JSON_VALUES:,} values (objects, arrays and their items), the limit "
+            "for one file; not read"
+        )
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:

@@ -9,7 +9,6 @@ never opened. Links are followed after the tree itself, so a file reachable both
 from __future__ import annotations
 
 import errno
-import json
 import os
 import stat
 from collections import deque
@@ -18,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from rsr_core.formats.reading import parse_json_bytes
 from rsr_core.ingest.fs import inside, kind_of, read_input, real, shown
 from rsr_core.ingest.harbor import is_trial_result
 from rsr_core.ingest.tb1 import is_trial_results
@@ -46,8 +46,8 @@ class Unit:
 
 
 def _peek_json(path: Path, root: Path) -> object:
-    try:
-        return json.loads(read_input(path, root))
+    try:  # bounded like every JSON read (a huge result.json is refused when the unit is parsed)
+        return parse_json_bytes(read_input(path, root))
     except (OSError, ValueError, RecursionError):
         return None
 

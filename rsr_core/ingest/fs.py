@@ -7,6 +7,7 @@ without following links, so a link loop costs nothing.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Iterator
@@ -51,8 +52,12 @@ def size_text(n: int) -> str:
 
 
 def real(path: Path | str) -> Path:
-    """The path with every symlink resolved (the path itself when a link dangles or loops)."""
-    return Path(os.path.realpath(path))
+    """The path with every symlink resolved (the path itself when a link dangles or loops, or changes while it
+    is resolved: reads open it without following links, so that is safe)."""
+    try:
+        return Path(os.path.realpath(path))
+    except OSError:
+        return Path(os.path.abspath(path))
 
 
 def inside(path: Path, root: Path) -> bool:
@@ -68,12 +73,7 @@ def read_input(path: Path, root: Path, name: str | None = None, limit: int = MAX
     target = real(path)
     if not inside(target, real(root)):
         raise FormatError(f"{name}: symlink to {shown(target)} leaves {shown(root)}; not read")
-    try:
-        # O_NONBLOCK: a FIFO would otherwise block the open until a writer comes; O_NOFOLLOW: the resolved
-        # path must not have become a link since it was checked.
-        fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
-    except FileNotFoundError:
-        raise FormatError(f"{name}: missing (a dangling symlink?)") from None
+    fd = _open_inside(target, real(root), name)
     with os.fdopen(fd, "rb") as handle:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
@@ -113,13 +113,46 @@ def stream_input(path: Path, root: Path, name: str, chunk: int = 2**20) -> Itera
     target = real(path)
     if not inside(target, real(root)):
         raise FormatError(f"{name}: symlink to {shown(target)} leaves {shown(root)}; not read")
-    fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    fd = _open_inside(target, real(root), name)
     with os.fdopen(fd, "rb") as handle:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
             raise FormatError(f"{name}: {kind_of(mode)}, not a regular file; not read")
         while block := handle.read(chunk):
             yield block
+
+
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+# O_NONBLOCK: a FIFO would otherwise block the open until a writer comes.
+_FILE_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | _CLOEXEC
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | _CLOEXEC
+
+
+def _open_inside(target: Path, root: Path, name: str) -> int:
+    """Open the resolved `target` one component at a time from the resolved `root`, following no link on
+    the way: a directory swapped for a symlink after the path was resolved and checked (the tree is changing
+    under the walk) makes the open fail instead of leading outside the root."""
+    parts = target.relative_to(root).parts
+    try:
+        fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | _CLOEXEC)
+    except OSError as exc:
+        raise FormatError(f"{name}: cannot read {shown(root)}: {exc.strerror}") from None
+    try:
+        for part in parts[:-1]:
+            inner = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        return os.open(parts[-1] if parts else ".", _FILE_FLAGS, dir_fd=fd)
+    except FileNotFoundError:
+        raise FormatError(f"{name}: missing (a dangling symlink?)") from None
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise FormatError(
+                f"{name}: its path changed while it was read (a symlink appeared in it); not read"
+            ) from None
+        raise
+    finally:
+        os.close(fd)
 
 
 def present(path: Path) -> bool:

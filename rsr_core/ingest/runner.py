@@ -29,8 +29,11 @@ from rsr_core.store.store import Store
 BATCH_STEPS = 50_000
 BATCH_FILES = 500
 PARALLEL_MIN_UNITS = 64
-# Units parsed per worker call: their rows travel back as one set of Arrow tables.
+# Units parsed per worker call: their rows travel back as one set of Arrow tables. A chunk also holds at most
+# CHUNK_BYTES of trajectory files (a file of many small steps costs tens of times its size once parsed), so
+# 32 large files are never in memory at once.
 CHUNK_UNITS = 32
+CHUNK_BYTES = 4 * 2**20
 MAX_ERROR_CHARS = 600
 
 
@@ -159,8 +162,36 @@ def parse_chunk(units: list[Unit], harness: str | None = None, kind: str | None 
     return parsed
 
 
+def _weight(unit: Unit) -> int:
+    """The size of the trajectory file a unit parses (0 when there is none or it cannot be seen)."""
+    path = unit.path / "agent" / "trajectory.json" if unit.kind == "harbor_trial" else unit.path
+    if unit.kind not in ("atif", "harbor_trial"):
+        return 0
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
+def chunked(units: list[Unit]) -> list[list[Unit]]:
+    """Units in order, cut into chunks of at most CHUNK_UNITS units and (but for a single unit) CHUNK_BYTES."""
+    chunks: list[list[Unit]] = []
+    current: list[Unit] = []
+    weight = 0
+    for unit in units:
+        size = _weight(unit)
+        if current and (len(current) >= CHUNK_UNITS or weight + size > CHUNK_BYTES):
+            chunks.append(current)
+            current, weight = [], 0
+        current.append(unit)
+        weight += size
+    if current:
+        chunks.append(current)
+    return chunks
+
+
 def _parse_all(units: list[Unit], harness: str | None, kind: str | None, workers: int) -> Iterator[Parsed]:
-    chunks = [units[i : i + CHUNK_UNITS] for i in range(0, len(units), CHUNK_UNITS)]
+    chunks = chunked(units)
     if workers <= 1 or len(units) < PARALLEL_MIN_UNITS:
         for chunk in chunks:
             yield from parse_chunk(chunk, harness, kind)

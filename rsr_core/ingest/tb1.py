@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from rsr_core.formats.atif_read import MAX_STEPS
 from rsr_core.formats.control import canonical_harness, task_id_of
 from rsr_core.formats.reading import FormatError, expect, sha256
 from rsr_core.formats.terminus import parse_lenient
@@ -67,6 +68,10 @@ def _episodes(trial_dir: Path, root: Path) -> list[tuple[int, Path]]:
         match = _EPISODE.match(child.name)
         if match and child.is_dir():
             found.append((int(match.group(1)), child))
+            if len(found) > MAX_STEPS:
+                raise FormatError(
+                    f"agent-logs: more than {MAX_STEPS:,} episodes, the limit for one trajectory; not read"
+                )
     return sorted(found)
 
 

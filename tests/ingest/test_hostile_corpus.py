@@ -1,0 +1,224 @@
+"""Hostile corpora beyond links and task dirs: memory bombs in JSON, files swapped during the walk, names that
+would break the refusal line, and the values JSON allows but Python and DuckDB treat specially.
+
+Every probe runs `rsr ingest` as a real process on a real DuckDB file, measuring what it costs where the
+cost is the point (peak memory of that one process, from the kernel)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from rsr_core.formats.atif_read import MAX_STEPS
+from rsr_core.formats.reading import MAX_JSON_VALUES, FormatError
+from rsr_core.ingest.fs import read_input
+from rsr_core.store import Store
+from tests.ingest.hostile import ROOT, atif, errors_by_name, rsr, write_json
+
+HEAD = '{"schema_version":"ATIF-v1.4","session_id":"%s","agent":{"name":"terminus-2","version":"1"},'
+
+
+# The kernel counts a child's peak memory from before its exec too, so `rsr` is started by a small fresh
+# interpreter rather than by this (large) test process; it reports the peak of `rsr` alone.
+_MEASURE = """
+import json, os, subprocess, sys
+proc = subprocess.Popen(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+out, err = proc.stdout.read(), proc.stderr.read()
+_, status, usage = os.wait4(proc.pid, 0)
+print(json.dumps({"status": os.waitstatus_to_exitcode(status), "out": out.decode(errors="replace"),
+                  "err": err.decode(errors="replace"), "peak_kb": usage.ru_maxrss}))
+"""
+
+
+def _rsr_measured(*args: str, timeout: float = 300) -> tuple[int, dict | None, str, int]:
+    """`rsr ARGS --json` as a real process: (status, report, stderr, peak RSS in MB of that process or of the
+    largest parser process it waited for, as the kernel counted it)."""
+    done = subprocess.run(
+        [sys.executable, "-c", _MEASURE, sys.executable, "-m", "rsr_core.cli", *args, "--json"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=timeout,
+    )
+    result = json.loads(done.stdout)
+    try:
+        report = json.loads(result["out"])
+    except ValueError:
+        report = None
+    return result["status"], report, result["err"], result["peak_kb"] // 1024
+
+
+def _steps_file(path: Path, session: str, n: int) -> Path:
+    """A valid ATIF file of `n` user steps, as small as a step can be (about 45 bytes each)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w") as handle:
+        handle.write(HEAD % session + '"steps":[')
+        handle.write(",".join(f'{{"step_id":{i},"source":"user","message":""}}' for i in range(1, n + 1)))
+        handle.write("]}")
+    return path
+
+
+def test_millions_of_tiny_values_are_refused_before_they_are_parsed(tmp_path):
+    # 6 million empty arrays are an 18 MB file and, parsed, about 400 MB (240 MB of them took 8.8 GB).
+    bomb = tmp_path / "bomb.json"
+    bomb.write_text(
+        HEAD % "bomb"
+        + '"steps":[{"step_id":1,"source":"user","message":"x"}],"extra":{"x":['
+        + ",".join(["[]"] * 6_000_000)
+        + "]}}"
+    )
+    started = time.monotonic()
+    status, report, stderr, peak_mb = _rsr_measured("ingest", str(bomb), "--db", str(tmp_path / "x.duckdb"))
+    assert status == 1 and "Traceback" not in stderr
+    assert report["errors"] == [
+        {
+            "path": str(bomb),
+            "error": f"ATIF JSON holds more than {MAX_JSON_VALUES:,} values (objects, arrays and "
+            "their items), the limit for one file; not read",
+        }
+    ]
+    assert time.monotonic() - started < 30 and peak_mb < 350, peak_mb
+
+
+def test_commas_and_brackets_inside_strings_are_not_values(store, tmp_path):
+    doc = atif("text")
+    doc["steps"][1]["observation"] = {"results": [{"content": "[{," * 2_000_000}]}
+    path = write_json(tmp_path / "t.json", doc)
+    assert path.stat().st_size > 6_000_000
+    status, report, stderr = rsr("ingest", str(path), "--db", str(tmp_path / "x.duckdb"))
+    assert status == 0 and report["trajectories_added"] == 1, stderr
+
+
+def test_more_steps_than_a_trajectory_may_have_is_refused(tmp_path):
+    path = _steps_file(tmp_path / "long.json", "long", MAX_STEPS + 1)
+    status, report, stderr, peak_mb = _rsr_measured("ingest", str(path), "--db", str(tmp_path / "x.duckdb"))
+    assert status == 1 and "Traceback" not in stderr
+    assert errors_by_name(report["errors"]) == {
+        "long.json": f"steps: {MAX_STEPS + 1:,} steps, more than the limit of {MAX_STEPS:,} for one "
+        "trajectory; not read"
+    }
+    assert peak_mb < 500, peak_mb  # parsed, the steps alone took 350 MB more
+
+
+def test_a_terminal_bench_trial_of_more_episodes_than_steps_allowed_is_refused(store, tmp_path):
+    trial = tmp_path / "trial"
+    write_json(trial / "results.json", {"task_id": "t", "trial_name": "trial-1", "is_resolved": True})
+    logs = trial / "agent-logs"
+    logs.mkdir()
+    for n in range(MAX_STEPS + 1):
+        os.mkdir(logs / f"episode-{n}")
+    status, report, stderr = rsr("ingest", str(trial), "--db", str(tmp_path / "x.duckdb"), timeout=300)
+    assert status == 1 and "Traceback" not in stderr
+    assert errors_by_name(report["errors"]) == {
+        "trial": f"agent-logs: more than {MAX_STEPS:,} episodes, the limit for one trajectory; not read"
+    }
+
+
+def test_many_large_files_are_not_all_in_memory_at_once(tmp_path):
+    # Ten files of 99,000 small steps (4.4 MB each) were parsed as one chunk: 3.5 GB; one at a time, 0.5 GB.
+    corpus = tmp_path / "corpus"
+    first = _steps_file(corpus / "t0.json", "t0", 99_000)
+    body = first.read_text()
+    for k in range(1, 10):
+        (corpus / f"t{k}.json").write_text(body.replace('"session_id":"t0"', f'"session_id":"t{k}"', 1))
+    status, report, stderr, peak_mb = _rsr_measured(
+        "ingest", str(corpus), "--db", str(tmp_path / "x.duckdb"), "--workers", "1"
+    )
+    assert status == 0 and report["trajectories_added"] == 10, stderr
+    assert peak_mb < 1200, peak_mb
+
+
+def test_a_directory_swapped_for_a_link_while_files_are_read_never_leads_outside(tmp_path):
+    """A tree changing under the ingest (a corpus on a shared disk): `sub` flips between a real directory
+    and a link to a directory outside the root, between the check of a path and its open."""
+    root = tmp_path / "tree"
+    (root / "real").mkdir(parents=True)
+    (root / "real" / "t.json").write_text("inside")
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "t.json").write_text("HOST-SECRET")
+    os.symlink(tmp_path / "outside", root / "link")
+    stop = threading.Event()
+
+    def flip() -> None:
+        while not stop.is_set():
+            for name in ("real", "link"):
+                try:
+                    os.rename(root / name, root / "sub")
+                    os.rename(root / "sub", root / name)
+                except OSError:
+                    pass
+
+    flipper = threading.Thread(target=flip)
+    flipper.start()
+    seen: set[bytes] = set()
+    refused = 0
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and (len(seen) < 1 or refused < 50):
+            for _ in range(2000):
+                try:
+                    seen.add(read_input(root / "sub" / "t.json", root, "sub/t.json"))
+                except FormatError:
+                    refused += 1
+    finally:
+        stop.set()
+        flipper.join()
+    assert b"HOST-SECRET" not in seen
+    assert seen == {b"inside"} and refused
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        b"new\nline.json",
+        b"esc\x1b[2J\x1b[31mred\x07.json",
+        b"bytes\xff\xfe.json",
+        b"sep\xe2\x80\xa8rtl\xe2\x80\xae.json",
+    ],
+    ids=["newline", "escape-sequences", "not-utf8", "unicode-separators"],
+)
+def test_a_hostile_file_name_stays_on_its_refusal_line(tmp_path, name):
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    with open(os.fsencode(tree) + b"/" + name, "wb") as handle:
+        handle.write(b"{not json")
+    done = subprocess.run(
+        [sys.executable, "-m", "rsr_core.cli", "ingest", str(tree), "--db", str(tmp_path / "x.duckdb")],
+        capture_output=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert done.returncode == 1
+    err = done.stderr.decode()
+    (line,) = err.splitlines()
+    assert all(ch.isprintable() for ch in line) and "Traceback" not in err
+    shown = name.decode(errors="surrogateescape").encode("unicode_escape").decode()
+    shown = shown.replace("\\udcff", "\\xff").replace("\\udcfe", "\\xfe")
+    assert line == (
+        f"error: {tree}/{shown}: invalid JSON at line 1 column 2: Expecting property name enclosed in "
+        "double quotes"
+    )
+
+
+def test_a_link_whose_target_text_is_hostile_stays_on_one_line(tmp_path):
+    tree = tmp_path / "tree"
+    write_json(tree / "ok.json", atif("ok"))
+    os.symlink("gone\n\x1b[31mred", tree / "dangling.json")
+    done = subprocess.run(
+        [sys.executable, "-m", "rsr_core.cli", "ingest", str(tree), "--db", str(tmp_path / "x.duckdb")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert done.returncode == 1
+    (line,) = done.stderr.splitlines()
+    assert line == f"error: {tree}/dangling.json: dangling symlink to gone\\n\\x1b[31mred; skipped"
+    assert Store(tmp_path / "x.duckdb").get_trajectory("ok") is not None
