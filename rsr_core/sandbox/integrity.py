@@ -14,7 +14,10 @@ entry from it. A run is `verifier_tampered` when an entry (added, changed or del
    `$HOME` expanded) is ground too.
 3. The dynamic loader and libc: /etc/ld.so.preload, /etc/ld.so.conf and ld.so.conf.d, /etc/ld.so.cache
    (unless the package manager ran: dpkg's status changed too, as every library install does), and the
-   loader, libc, libm, libpthread, libdl and librt in the library directories.
+   loader, libc, libm, libpthread, libdl and librt in the library directories; every shared library there
+   changed or deleted (bash loads libtinfo, python libz and libexpat: a replaced one runs its constructor
+   in them; a package upgrade that replaces one counts too), and /etc/nsswitch.conf with any `libnss_*`
+   module (glibc loads the modules it names when a runner looks up a user, as bash does at start).
 4. Python startup hooks: a sitecustomize/usercustomize module anywhere; in the site directories of the
    pythons on PATH (and /usr, /usr/local, ~/.local): a `.pth` file with an executable line (other than the
    exact lines setuptools writes: distutils-precedence and namespace-package `-nspkg.pth`), a sourceless
@@ -58,6 +61,7 @@ TEST_RUNNERS = ("python", "python3", "pytest", "py.test")
 SYSTEM_FILES = {
     "/etc/ld.so.preload", "/etc/ld.so.conf", "/etc/profile", "/etc/bash.bashrc",
     "/conftest.py", "/pytest.ini", "/.pytest.ini", "/pyproject.toml", "/tox.ini", "/setup.cfg",
+    "/etc/nsswitch.conf",
 }  # fmt: skip
 SYSTEM_DIRS = ("/etc/ld.so.conf.d", "/etc/profile.d")
 ENGINE_MOUNTS = ("/etc/hosts", "/etc/hostname", "/etc/resolv.conf", "/dev", "/proc", "/sys", "/sbin/docker-init",
@@ -65,6 +69,9 @@ ENGINE_MOUNTS = ("/etc/hosts", "/etc/hostname", "/etc/resolv.conf", "/dev", "/pr
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 _LIBC = re.compile(
     r"^/(usr/)?lib(64|32)?/([^/]+/)?(ld-linux[^/]*|ld-[\d.]+\.so|lib(c|m|pthread|dl|rt)(\.so[.\d]*|-[\d.]+\.so))$"
+)
+_SHARED_LIB = re.compile(
+    r"^/(usr/)?(local/)?lib(64|32)?/([a-z0-9_]+-linux-gnu[^/]*/)?(?P<name>[^/]+\.so(\.[\d.]+)*)$"
 )
 _PYLIB = re.compile(r"/lib/python3[^/]*/")
 _PYTEST_TOP = re.compile(
@@ -209,6 +216,9 @@ def is_ground(path: str, kind: str, ground: Ground, fs: ContainerFS, changed: di
         return "/var/lib/dpkg/status" not in changed
     if _LIBC.match(path):
         return True
+    lib = _SHARED_LIB.match(path)
+    if lib and (kind != "added" or lib["name"].startswith("libnss_")):
+        return True  # a library the runners load replaced (its constructor runs in them), or an NSS module
     parts = path.split("/")
     if "__pycache__" in parts:
         return False  # never read: the tests run with a fresh PYTHONPYCACHEPREFIX

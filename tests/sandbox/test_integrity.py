@@ -45,6 +45,14 @@ TAMPERING = {
     "ld.so.preload": ("echo /tmp/lie.so > /etc/ld.so.preload", "/etc/ld.so.preload"),
     "ld.so.cache by hand": ("touch /etc/ld.so.cache", "/etc/ld.so.cache"),
     "libm": ("touch /usr/lib/x86_64-linux-gnu/libm.so.6", "/usr/lib/x86_64-linux-gnu/libm.so.6"),
+    "a library python loads, re-linked": (
+        "ln -sfn /opt/lie.so /usr/lib/x86_64-linux-gnu/libz.so.1",
+        "/usr/lib/x86_64-linux-gnu/libz.so.1",
+    ),
+    "a library bash loads, replaced": (
+        "cp /usr/lib/x86_64-linux-gnu/libtinfo.so.6.4 /tmp/t && cp /tmp/t /usr/lib/x86_64-linux-gnu/libtinfo.so.6.4",
+        "/usr/lib/x86_64-linux-gnu/libtinfo.so.6.4",
+    ),
     "sitecustomize": (
         "echo 'import os' >> /etc/python3.11/sitecustomize.py",
         "/etc/python3.11/sitecustomize.py",
@@ -142,8 +150,9 @@ def test_stored_paths_are_capped_but_ground_entries_kept(sandboxes, guarded):
 
 
 def test_ordinary_python_and_uv_work_is_not_tampering(sandboxes):
-    """Beside the rules for sys.path and uv: an editable install's .pth, tools of one's own on PATH and in
-    ~/.local/bin, a python script's directory left alone, and a uv task's own project files."""
+    """Beside the rules for sys.path, uv and libraries: an editable install's .pth, tools of one's own on PATH
+    and in ~/.local/bin, a python script's directory left alone, a uv task's own project files, a new
+    library."""
     task = read_harbor_task(TASKS / "uv-runner")
     script = "\n".join(
         [
@@ -155,6 +164,7 @@ def test_ordinary_python_and_uv_work_is_not_tampering(sandboxes):
             "mkdir -p /root/.local/bin && printf '#!/bin/sh\\necho fmt\\n' > /root/.local/bin/black",
             "chmod +x /root/.local/bin/black && mkdir -p /app/.venv/bin && touch /app/pyproject.toml",
             "python3 -c 'import sys; sys.path.insert(0, \"/app/src\"); import mypkg'",
+            "touch /usr/lib/x86_64-linux-gnu/libnew.so.1",  # a library a package install adds
         ]
     )
     report = _report(sandboxes, task, script)
