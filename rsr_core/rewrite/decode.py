@@ -9,10 +9,16 @@ import binascii
 import codecs
 import re
 import urllib.parse
+import zlib
 
 _ESCAPE = re.compile(
     r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|0[0-7]{1,3}|[0-7]{1,3}|[abefnrtv\\'\"])"
 )
+# C, awk, perl, printf's format and $'…' read at most three octal digits (`\0641` is `4` then `1`); echo -e and
+# printf %b read a leading 0 and three more.
+_ESCAPE_C = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|[0-7]{1,3}|[abefnrtv\\'\"])")
+_GZIP_MAGIC = b"\x1f\x8b"
+MAX_INFLATED = 1 << 20  # a gzip stream is followed this far (no bombs)
 _SIMPLE = {
     "a": "\a",
     "b": "\b",
@@ -46,14 +52,26 @@ def _escape_char(body: str) -> str:
     return _SIMPLE[kind]
 
 
-def unescape(text: str) -> str:
-    """Backslash escapes as printf, `echo -e`, `$'…'` and Python read them."""
+def unescape(text: str, c_octal: bool = False) -> str:
+    """Backslash escapes as `echo -e` and printf %b read them (`\\0nnn`), or with `c_octal` as C, awk, perl,
+    Python, printf's format and `$'…'` do (at most three octal digits)."""
     if "\\" not in text:
         return text
-    return _ESCAPE.sub(lambda m: _escape_char(m.group(1)), text)
+    return (_ESCAPE_C if c_octal else _ESCAPE).sub(lambda m: _escape_char(m.group(1)), text)
+
+
+def inflate(raw: bytes) -> bytes:
+    """A gzip stream decompressed (at most MAX_INFLATED bytes), or the bytes as they are."""
+    if not raw.startswith(_GZIP_MAGIC):
+        return raw
+    try:
+        return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(raw, MAX_INFLATED)
+    except zlib.error:
+        return raw
 
 
 def _printable(raw: bytes) -> str | None:
+    raw = inflate(raw)  # gzip, then base64: the same value
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -106,6 +124,9 @@ def decodings(text: str) -> list[tuple[str, str]]:
     plain = unescape(text)
     if plain != text:
         out.append(("decoded escapes", plain))
+    c_style = unescape(text, c_octal=True)
+    if c_style not in (text, plain):
+        out.append(("decoded escapes", c_style))
     for source in {text, plain}:
         for m in _B64.finditer(source):
             if len(m.group()) <= MAX_DECODE and (got := _b64(m.group())):

@@ -1,21 +1,47 @@
 """The commands whose output is a pure function of their arguments and input, for shellnorm: echo, printf, cat
-of files written earlier, tee, and filters that only re-encode (base64 -d, base32 -d, xxd -r -p, rev, tr).
-Any other command passes its input through unchanged (grep, sort, head … keep most of what they read)."""
+of files written earlier, tee, the calculators (let, expr, bc), read (into variables), xargs, and filters that
+only re-encode or rewrite text (base64 -d, base32 -d, xxd -r [-p], rev, tr, sed s/y, paste -s; gzip inside
+an encoding is inflated). Any other command passes its input through unchanged (grep, sort, head … keep most
+of what they read)."""
 
 from __future__ import annotations
 
 import base64
 import binascii
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from rsr_core.rewrite.decode import unescape
+from rsr_core.rewrite.decode import inflate, unescape
+from rsr_core.rewrite.pyfold import arithmetic
 
 if TYPE_CHECKING:
     from rsr_core.rewrite.shellrun import ShellView
 
+_XXD_LINE = re.compile(r"^\s*[0-9A-Fa-f]+:\s?((?:[0-9A-Fa-f]{2,4} ?)+)", re.M)
 MAX_RANGE = 1024  # a tr range wider than this is not a re-encoding worth following
 _SPEC = re.compile(r"%(%|[-+ #0]*\d*(?:\.\d+)?([sbdicxXo]))")
+
+
+_BASE_N = re.compile(r"\b(\d{1,2})#([0-9A-Za-z@_]+)")
+_OCTAL = re.compile(r"(?<![\w.])0([0-7]+)\b")
+_VAR = re.compile(r"\$?\{?([A-Za-z_]\w*)\}?")
+
+
+def shell_arithmetic(expr: str, env: dict[str, str]) -> str | None:
+    """An arithmetic expression as bash computes it (`$((…))`, `$[…]`, `let`, `expr`, `bc`): variables of the
+    session, `0x…`, octal `0…` and `BASE#digits` literals."""
+
+    def base_n(m: re.Match[str]) -> str:
+        base = int(m.group(1))
+        try:
+            return str(int(m.group(2), base)) if 2 <= base <= 36 else m.group()
+        except ValueError:
+            return m.group()
+
+    expr = _VAR.sub(lambda m: env.get(m.group(1), m.group()) if m.group(1) in env else m.group(), expr)
+    expr = _OCTAL.sub(lambda m: str(int(m.group(1), 8)), _BASE_N.sub(base_n, expr))
+    return arithmetic(expr.replace("\\*", "*"))
 
 
 def _convert(kind: str, arg: str) -> str:
@@ -52,7 +78,7 @@ def printf(args: list[str]) -> str:
     """bash printf with %s %b %d %i %c %x %o (widths ignored), reusing the format while arguments remain."""
     if not args:
         return ""
-    fmt, rest = unescape(args[0]), list(args[1:])
+    fmt, rest = unescape(args[0], c_octal=True), list(args[1:])
     out: list[str] = []
     while True:
         text, used = _format_once(fmt, rest)
@@ -114,7 +140,133 @@ def _decode(kind: str, data: str) -> str:
             raw = bytes.fromhex(compact)
     except (binascii.Error, ValueError):
         return ""
-    return raw.decode("utf-8", "replace")
+    return inflate(raw).decode("utf-8", "replace")
+
+
+def _read(args: list[str], stdin: str | None, view: ShellView) -> None:
+    """`read [-r] [-a] NAME…`: the first line of its input split on IFS into the names."""
+    names, i = [], 0
+    while i < len(args):
+        if args[i] in ("-p", "-d", "-n", "-N", "-t", "-u", "-i"):
+            i += 2
+            continue
+        if not args[i].startswith("-"):
+            names.append(args[i])
+        i += 1
+    if stdin is None or not names:
+        return
+    line = stdin.split("\n", 1)[0]
+    ifs = view.env.get("IFS", " \t\n")
+    if all(c in " \t\n" for c in ifs):
+        fields = line.split(None, len(names) - 1) if ifs else [line]
+    else:
+        fields = re.split("[" + re.escape(ifs) + "]", line, maxsplit=len(names) - 1)
+    for k, name in enumerate(names):
+        view.env[name] = fields[k].strip() if k < len(fields) else ""
+
+
+def _bre(pattern: str, extended: bool) -> str:
+    """A sed regular expression as Python reads it (basic: `\\(`, `\\{`, `\\+` are the operators)."""
+    if extended:
+        return pattern
+    out, i = [], 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\" and i + 1 < len(pattern):
+            nxt = pattern[i + 1]
+            out.append(nxt if nxt in "(){}+?|" else ch + nxt)
+            i += 2
+            continue
+        out.append("\\" + ch if ch in "(){}+?|" else ch)
+        i += 1
+    return "".join(out)
+
+
+def _sed_parts(script: str, delim: str, count: int) -> list[str] | None:
+    parts: list[str] = []
+    cur: list[str] = []
+    i = 0
+    while i < len(script) and len(parts) < count:
+        ch = script[i]
+        if ch == "\\" and i + 1 < len(script):
+            cur.append(script[i + 1] if script[i + 1] == delim else script[i : i + 2])
+            i += 2
+            continue
+        if ch == delim:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+        i += 1
+    return [*parts, script[i:]] if len(parts) == count else None
+
+
+def _sed_replace(template: str) -> Callable[[re.Match[str]], str]:
+    def expand(m: re.Match[str]) -> str:
+        out, i = [], 0
+        while i < len(template):
+            ch = template[i]
+            if ch == "\\" and i + 1 < len(template):
+                nxt = template[i + 1]
+                out.append((m.group(int(nxt)) or "") if nxt.isdigit() else "\n" if nxt == "n" else nxt)
+                i += 2
+            else:
+                out.append(m.group() if ch == "&" else ch)
+                i += 1
+        return "".join(out)
+
+    return expand
+
+
+_NESTED_QUANTIFIER = re.compile(r"\)[*+?{]")
+
+
+def _sed(args: list[str], data: str) -> str:
+    """sed's `s/…/…/[gI]` and `y/…/…/` commands (the ones that rewrite text); anything else passes the text."""
+    extended = any(a in ("-E", "-r", "--regexp-extended") for a in args)
+    scripts = [args[k + 1] for k in range(len(args) - 1) if args[k] == "-e"]
+    if not scripts:
+        scripts = [a for a in args if not a.startswith("-")][:1]
+    if any(a.startswith("-") and "n" in a.lstrip("-") and len(a) < 4 for a in args):
+        return data  # -n prints only what it is told to
+    for script in scripts:
+        for cmd in re.split(r"[;\n]\s*", script.strip()):
+            if len(cmd) < 4 or cmd[0] not in "sy":
+                continue
+            parts = _sed_parts(cmd[2:], cmd[1], 2)
+            if parts is None:
+                continue
+            if cmd[0] == "y":
+                if len(parts[0]) == len(parts[1]):
+                    data = data.translate(str.maketrans(unescape(parts[0]), unescape(parts[1])))
+                continue
+            pattern = _bre(parts[0], extended)
+            if len(pattern) > 200 or _NESTED_QUANTIFIER.search(pattern):
+                continue  # no pattern that could backtrack for long
+            try:
+                rx = re.compile(pattern, re.I if "I" in parts[2] or "i" in parts[2] else 0)
+            except re.error:
+                continue
+            count = 0 if "g" in parts[2] else 1
+            data = "\n".join(rx.sub(_sed_replace(parts[1]), line, count=count) for line in data.split("\n"))
+    return data
+
+
+def _paste(args: list[str], data: str) -> str:
+    flags = "".join(a.lstrip("-") for a in args if a.startswith("-") and not a.startswith("--"))
+    if "s" not in flags:
+        return data
+    delims = "\t"
+    for k, a in enumerate(args):
+        if a.startswith("-") and "d" in a and not a.startswith("--"):
+            rest = a[a.index("d") + 1 :]
+            delims = rest if rest or k + 1 >= len(args) else args[k + 1]
+    delims = unescape(delims).replace("\0", "")
+    lines = data.rstrip("\n").split("\n")
+    out = [lines[0]] if lines else []
+    for k, line in enumerate(lines[1:]):
+        out.append((delims[k % len(delims)] if delims else "") + line)
+    return "".join(out) + "\n"
 
 
 def run(words: list[str], stdin: str | None, view: ShellView) -> str | None:
@@ -135,6 +287,23 @@ def run(words: list[str], stdin: str | None, view: ShellView) -> str | None:
         if files:
             return "".join(view.files.get(f, "") if f != "-" else stdin or "" for f in files)
         return stdin
+    if name == "let":
+        for a in args:
+            target, eq, expr = a.partition("=")
+            if eq and target.isidentifier() and (value := shell_arithmetic(expr, view.env)) is not None:
+                view.env[target] = value
+        return None
+    if name == "expr" and len(args) > 2:
+        value = shell_arithmetic(" ".join(args), view.env)
+        return value + "\n" if value is not None else None
+    if name == "read":
+        _read(args, stdin, view)
+        return None
+    if name == "xargs" and stdin is not None:
+        i = 0
+        while i < len(args) and args[i].startswith("-"):
+            i += 2 if args[i] in ("-d", "-n", "-I", "-L", "-P", "-s", "-E") else 1
+        return run((args[i:] or ["echo"]) + stdin.split(), None, view)
     if name == "tee":
         for f in (a for a in args if not a.startswith("-")):
             previous = view.files.get(f, "") if "-a" in args else ""
@@ -151,6 +320,19 @@ def run(words: list[str], stdin: str | None, view: ShellView) -> str | None:
     if name == "xxd" and "r" in xxd_flags and "p" in xxd_flags:
         view.notes.add("xxd -r -p")
         return _decode("hex", stdin)
+    if name == "xxd" and "r" in xxd_flags:
+        view.notes.add("xxd -r")  # the dump format: offset, hex groups, then the text column
+        return _decode("hex", "".join(m.group(1) for m in _XXD_LINE.finditer(stdin)))
+    if name == "bc":
+        values = [shell_arithmetic(line, view.env) for line in stdin.split("\n") if line.strip()]
+        return "".join(v + "\n" for v in values if v is not None)
+    if name == "sed":
+        view.notes.add("sed")
+        return _sed(args, stdin)
+    if name == "paste":
+        return _paste(args, stdin)
+    if name in ("gunzip", "zcat") or (name == "gzip" and decoding):
+        return stdin  # what base64 -d gave is already inflated
     if name == "rev":
         view.notes.add("rev")
         return "\n".join(line[::-1] for line in stdin.split("\n"))

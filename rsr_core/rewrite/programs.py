@@ -7,6 +7,7 @@ import re
 from typing import Literal
 
 from rsr_core.rewrite.decode import unescape
+from rsr_core.rewrite.pyfold import arithmetic
 
 Kind = Literal["python", "shell", "code"]
 _PYTHON = re.compile(r"^(?:.*/)?python[0-9.]*$")
@@ -85,8 +86,30 @@ def program_of(words: list[str], stdin: str | None, targets: list[str]) -> tuple
     return None
 
 
+_ARITH = re.compile(r"(?<![\w.])\(?\s*\d+(?:\s*\)?\s*[-+*/%]\s*\(?\s*\d+)+\s*\)?(?![\w.])")
+_CHAR_CODES = 3  # a run of at least this many printable character codes is read as the text they spell
+
+
 def code_literals(code: str) -> list[str]:
-    """String literals (escapes decoded) and numbers of C-like or script code; comments and names dropped."""
+    """String literals (escapes decoded) and numbers of C-like or script code, comments and names dropped; and
+    what they compute: sums of number literals (`8800+41`), runs of character codes (`chr(90).chr(82)…`,
+    `String.fromCharCode(90, 82, …)`, `printf "%c%c%c", 90, 82, 45`) as the text they spell."""
+    out = _literals(code)
+    for m in _ARITH.finditer(code):
+        if (value := arithmetic(m.group().strip())) is not None:
+            out.append(value)
+    run: list[str] = []
+    for item in [*out, ""]:
+        if item.isdigit() and 32 <= int(item) < 127:
+            run.append(chr(int(item)))
+            continue
+        if len(run) >= _CHAR_CODES:
+            out.append("".join(run))
+        run = []
+    return out
+
+
+def _literals(code: str) -> list[str]:
     out: list[str] = []
     i, n = 0, len(code)
     while i < n:
@@ -102,7 +125,7 @@ def code_literals(code: str) -> list[str]:
             while j < n and code[j] != ch and (ch == "`" or code[j] != "\n"):
                 j += 2 if code[j] == "\\" else 1
             if j < n and code[j] == ch:
-                out.append(unescape(code[i + 1 : j]))
+                out.append(unescape(code[i + 1 : j], c_octal=True))
                 i = j + 1
             else:
                 i += 1  # a lone quote (Rust lifetime, apostrophe in a comment): not a string

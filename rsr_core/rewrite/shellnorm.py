@@ -1,8 +1,10 @@
 """What typed shell text spells out once the shell has read it, without running anything.
 
 A small, tolerant reading of bash: quotes are removed and adjacent pieces joined (`"ZR""-8841"`), `$'…'` and
-escapes decoded, variables assigned earlier in the session expanded (`a=ZR; echo "$a-8841"`), `$((…))` of
-literals computed, `$(echo …)` substituted, here-doc bodies read, Python programs (`python3 -c`, here-docs fed
+escapes decoded, brace expansion applied, variables assigned earlier in the session expanded (`a=ZR; echo
+"$a-8841"`) with the parameter operations (`${v//a/b}`, `${v#p}`, `${v%p}`, `${v^^}`, `${v:+w}`, `${v:1:2}`),
+`$((…))` and `$[…]` computed (session variables, octal, hex and `BASE#` literals), `$(echo …)` substituted,
+here-doc bodies read, Python programs (`python3 -c`, here-docs fed
 to python or written to a .py file) replaced by the data they spell out, and the output of echo / printf /
 here-docs followed through the filters that only re-encode it (base64 -d, xxd -r -p, rev, tr, cat, tee) into
 the terminal or into files (`>`, `>>`). Anything it does not understand passes through as text.
@@ -13,13 +15,70 @@ from __future__ import annotations
 import re
 
 from rsr_core.rewrite.decode import unescape
-from rsr_core.rewrite.pyfold import arithmetic
+from rsr_core.rewrite.filters import shell_arithmetic
 from rsr_core.rewrite.shellrun import Command, ShellView, run_pipeline
 
 _OPS = ("&&", "||", ";;", ";", "|", "&", "(", ")", "\n")
 _REDIRS = ("<<<", "<<-", "<<", ">>", ">|", ">&", "&>", "<", ">")
 MAX_DEPTH = 6
 _DATA_WORD = re.compile(r"[^\s#]*\d[^\s#]*")
+_BRACES = re.compile(r"\{[^{}\s]*(?:,|\.\.)[^{}\s]*\}")
+_QUOTING = re.compile(r"[\"'$`\\]")
+MAX_BRACE_WORDS = 256
+
+
+def braces(word: str) -> list[str]:
+    """A word's brace expansion (`a{b,c}` → ab ac, `{1..3}`), as bash does it before anything else."""
+    m = _BRACES.search(word)
+    if m is None:
+        return [word]
+    body = m.group()[1:-1]
+    seq = re.fullmatch(r"(-?\d+)\.\.(-?\d+)|([A-Za-z])\.\.([A-Za-z])", body)
+    if seq and seq.group(1) is not None:
+        a, b = int(seq.group(1)), int(seq.group(2))
+        items = [str(n) for n in range(a, b + (1 if b >= a else -1), 1 if b >= a else -1)[:MAX_BRACE_WORDS]]
+    elif seq:
+        a, b = ord(seq.group(3)), ord(seq.group(4))
+        items = [chr(n) for n in range(a, b + (1 if b >= a else -1), 1 if b >= a else -1)[:MAX_BRACE_WORDS]]
+    elif "," in body:
+        items = body.split(",")
+    else:
+        return [word]
+    out: list[str] = []
+    for item in items[:MAX_BRACE_WORDS]:
+        out += braces(word[: m.start()] + item + word[m.end() :])
+        if len(out) >= MAX_BRACE_WORDS:
+            break
+    return out[:MAX_BRACE_WORDS]
+
+
+def _glob(pattern: str, greedy: bool = True) -> str | None:
+    """A shell glob (`*`, `?`, `[…]`) as a regular expression; None when it is too long to be a value."""
+    if len(pattern) > 200:
+        return None
+    out, i = [], 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "*":
+            out.append(".*" if greedy else ".*?")
+        elif ch == "?":
+            out.append(".")
+        elif ch == "[" and (end := pattern.find("]", i + 2)) > 0:
+            body = pattern[i + 1 : end].replace("\\", "\\\\")
+            out.append("[" + ("^" + body[1:] if body[:1] in "!^" else body) + "]")
+            i = end
+        elif ch == "\\" and i + 1 < len(pattern):
+            i += 1
+            out.append(re.escape(pattern[i]))
+        else:
+            out.append(re.escape(ch))
+        i += 1
+    rx = "".join(out)
+    try:
+        re.compile(rx)
+    except re.error:
+        return None
+    return rx
 
 
 class _Reader:
@@ -69,7 +128,12 @@ class _Reader:
                         run_pipeline(done, self.view, self.reread)
                     queued = []
             else:
-                pipeline[-1].words.append(self.word())
+                start = self.i
+                word = self.word()
+                raw = self.src[start : self.i]
+                pipeline[-1].words += (
+                    braces(raw) if _BRACES.search(raw) and not _QUOTING.search(raw) else [word]
+                )
         for done in [*queued, pipeline]:
             run_pipeline(done, self.view, self.reread)
 
@@ -131,7 +195,7 @@ class _Reader:
                 while end < len(self.src) and self.src[end] != "'":
                     end += 2 if self.src[end] == "\\" else 1
                 self.open = self.open or end >= len(self.src)
-                out.append(unescape(self.src[self.i + 2 : end]))
+                out.append(unescape(self.src[self.i + 2 : end], c_octal=True))
                 self.i = end + 1
             elif ch in "$`":
                 out.append(self._dollar())
@@ -194,14 +258,16 @@ class _Reader:
             end = len(src) if end < 0 else end
             self.i = end + 1
             return self._substitute(src[i + 1 : end])
-        if src.startswith("$((", i):
-            end = src.find("))", i + 3)
+        if src.startswith(("$((", "$["), i):
+            close = "))" if src.startswith("$((", i) else "]"
+            start = i + (3 if close == "))" else 2)
+            end = src.find(close, start)
             self.open = self.open or end < 0
             end = len(src) if end < 0 else end
-            self.i = end + 2
-            expr = self.expand_double(src[i + 3 : end])
+            self.i = end + len(close)
+            expr = self.expand_double(src[start:end])
             self.view.text.append(expr)
-            return arithmetic(expr) or ""
+            return shell_arithmetic(expr, self.view.env) or ""
         if src.startswith("$(", i):
             end = self._matching(i + 2, "(", ")")
             self.i = end + 1
@@ -229,16 +295,54 @@ class _Reader:
             rest = ""
         value = self.view.env.get(name, "")
         if rest.startswith(":") and not rest.startswith((":-", ":=", ":+", ":?")):
-            nums = [arithmetic(p.strip() or "0") for p in rest[1:].split(":")]
+            nums = [shell_arithmetic(p.strip() or "0", self.view.env) for p in rest[1:].split(":")]
             known = [n for n in nums if n is not None]
             if len(known) == len(nums):
                 start = int(known[0] or 0)
                 return value[start : start + int(known[1])] if len(known) > 1 else value[start:]
-        if rest.startswith((":-", "-")) and not value:
+        if rest.startswith((":-", "-", ":=", "=")) and not value:
             if self.depth >= MAX_DEPTH:
                 return ""
-            return _Reader("", self.view, self.depth + 1).expand_double(rest.split("-", 1)[1])
+            value = self._inner(rest.split("-" if "-" in rest[:2] else "=", 1)[1])
+            if "=" in rest[:2]:
+                self.view.env[name] = value
+            return value
+        if rest.startswith((":+", "+")):
+            return self._inner(rest.split("+", 1)[1]) if value and self.depth < MAX_DEPTH else ""
+        if rest[:2] in ("^^", ",,") or rest[:1] in ("^", ","):
+            upper = rest[0] == "^"
+            whole = rest[:2] in ("^^", ",,")
+            changed = value.upper() if upper else value.lower()
+            return changed if whole else changed[:1] + value[1:]
+        if rest[:1] in ("#", "%", "/") and self.depth < MAX_DEPTH:
+            return self._pattern_op(value, rest)
         return value
+
+    def _inner(self, text: str) -> str:
+        return _Reader("", self.view, self.depth + 1).expand_double(text)
+
+    def _pattern_op(self, value: str, rest: str) -> str:
+        """${v#p} ${v##p} ${v%p} ${v%%p} ${v/p/r} ${v//p/r} ${v/#p/r} ${v/%p/r}, with glob patterns."""
+        if rest[0] == "/":
+            op = "//" if rest.startswith("//") else rest[:2] if rest[1:2] in ("#", "%") else "/"
+            pat, _, rep = rest[len(op) :].partition("/")
+            rx = _glob(self._inner(pat))
+            rep = self._inner(rep)
+            if rx is None:
+                return value
+            if op == "/#":
+                return re.sub("^" + rx, lambda _: rep, value, count=1)
+            if op == "/%":
+                return re.sub(rx + "$", lambda _: rep, value, count=1)
+            return re.sub(rx, lambda _: rep, value, count=0 if op == "//" else 1)
+        longest = rest[:2] in ("##", "%%")
+        rx = _glob(self._inner(rest[2 if longest else 1 :]), greedy=longest)
+        if rx is None:
+            return value
+        if rest[0] == "#":
+            return re.sub("^" + rx, "", value, count=1)
+        ends = [k for k in range(len(value) + 1) if re.fullmatch(rx, value[k:])]
+        return value[: (min(ends) if longest else max(ends))] if ends else value
 
     def _substitute(self, inner: str) -> str:
         if self.depth >= MAX_DEPTH:
