@@ -325,7 +325,9 @@ HOSTILE = {
     "many brace groups": "echo " + "{a,b,c,d}" * 40 + "\n",
     "backtracking sed": "echo " + "a" * 40 + " | sed -E 's/(a+)+$/x/'\n",
     "huge let power": "let n=9**9**9**9; expr 9 '*' 99999999999999999999999; echo $((16#zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz))\n",
-    "gzip bomb": "echo " + base64.b64encode(gzip.compress(b"a" * 50_000_000, mtime=0)).decode() + " | base64 -d\n",
+    "gzip bomb": "echo "
+    + base64.b64encode(gzip.compress(b"a" * 50_000_000, mtime=0)).decode()
+    + " | base64 -d\n",
 }
 
 
