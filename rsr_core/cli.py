@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 import traceback
 from collections.abc import Sequence
 
@@ -35,11 +37,33 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP arrived: unwound like Ctrl-C, so that what the command was writing is removed (a
+    killed export left its hidden temporary files behind)."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated(signum)
+
+
+def _on_termination() -> dict[int, object]:
+    """Turn SIGTERM and SIGHUP into `Terminated` for the command's run; returns the handlers replaced (commands
+    that run jobs install their own, which cancel after the units in flight)."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {sig: signal.signal(sig, _terminate) for sig in (signal.SIGTERM, signal.SIGHUP)}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script: a user-facing failure is one line and exit status 2, a bug is a
     traceback with a hint to report it."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    replaced = _on_termination()
     try:
         from rsr_core.settings import Settings
 
@@ -51,6 +75,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("rsr: interrupted", file=sys.stderr)
         return 130
+    except Terminated as exc:
+        print(f"rsr: terminated ({signal.Signals(exc.signum).name})", file=sys.stderr)
+        return 128 + exc.signum
     except BrokenPipeError:
         # The reader went away (`rsr show … | head`): stop quietly, and keep Python from complaining at exit.
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -60,6 +87,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         traceback.print_exc()
         print(REPORT_HINT, file=sys.stderr)
         return 3
+    finally:
+        for sig, handler in replaced.items():
+            signal.signal(sig, handler)  # type: ignore[arg-type]
 
 
 if __name__ == "__main__":

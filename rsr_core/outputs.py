@@ -7,7 +7,11 @@ Every command that writes (`rsr export --out`, `rsr discover --out`, the app's e
   symlink, never someone else's directory);
 - writes are atomic: the content goes to a hidden temporary name in the same directory and is renamed into
   place only when complete, so a failed or interrupted write leaves the old output (or nothing) behind;
-- only the parent directories of the output are created; nothing else is written beside it.
+- only the parent directories of the output are created; nothing else is written beside it;
+- without `force` nothing is replaced, even by a command writing the same output at the same time (the last
+  step, a link or rename, fails when the path has appeared meanwhile);
+- `-` (standard output) and a file output named with a trailing `/` are refused: they would create a file
+  called `-`, or a file where a directory was meant.
 """
 
 from __future__ import annotations
@@ -76,6 +80,19 @@ def check_output(
         raise OutputError(f"{path}: exists; pass --force to replace it")
 
 
+def output_path(text: str | Path, directory: bool = False) -> Path:
+    """The path an `--out` value names, refused when it cannot mean a file (or directory) to write here."""
+    raw = os.fspath(text)
+    if raw == "-":
+        raise OutputError("-: writing to standard output is not supported; give a path to write to")
+    if not raw.strip():
+        raise OutputError("an empty output path; give a path to write to")
+    path = Path(raw)
+    if not directory and (raw.endswith(("/", "/.", "/..")) or path.name in ("", ".", "..")):
+        raise OutputError(f"{raw}: names a directory; this output is a file (give a file name)")
+    return path
+
+
 def _check_parent(path: Path) -> None:
     parent = path.parent
     for ancestor in (parent, *parent.parents):
@@ -103,6 +120,7 @@ class AtomicFile:
         check_output(path, force)
         _make_parent(path)
         self.path = path
+        self.force = force
         self.temp = _temp_name(path)
         try:
             fd = os.open(self.temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
@@ -120,7 +138,15 @@ class AtomicFile:
         if st is not None and not stat.S_ISREG(st.st_mode):
             self.abort()
             raise OutputError(f"{self.path}: became {_kind(st.st_mode)} while writing; not replaced")
-        os.replace(self.temp, self.path)
+        if self.force:
+            os.replace(self.temp, self.path)
+            return
+        try:  # a link fails when the path exists: another writer may have put it there meanwhile
+            os.link(self.temp, self.path)
+        except FileExistsError:
+            self.abort()
+            raise OutputError(f"{self.path}: appeared while writing; pass --force to replace it") from None
+        self.temp.unlink()
 
     def abort(self) -> None:
         """Remove what was written."""
@@ -136,6 +162,7 @@ class AtomicDir:
         check_output(path, force, directory=True, ours=ours)
         _make_parent(path)
         self.path = path
+        self.force = force
         self.temp = _temp_name(path)
         try:
             self.temp.mkdir()
@@ -144,6 +171,16 @@ class AtomicDir:
 
     def commit(self) -> None:
         """Move the directory into place; an earlier output (or an empty directory) is removed after the swap."""
+        if not self.force:  # a rename onto a directory that is not empty (another writer's) fails
+            try:
+                os.rename(self.temp, self.path)
+            except OSError as exc:
+                self.abort()
+                raise OutputError(
+                    f"{self.path}: appeared while writing ({exc.strerror}); pass --force to replace an earlier "
+                    "output"
+                ) from None
+            return
         old = None
         if self.path.is_dir() and not self.path.is_symlink():
             old = _temp_name(self.path)

@@ -84,7 +84,13 @@ def discover(args: argparse.Namespace, settings: Settings) -> int:
     from rsr_core.commands.common import open_store
     from rsr_core.harness.discover import TaskNotFound, resolve_task, summary_of, write_job_dirs
     from rsr_core.jobs.discovery import DiscoverParams
+    from rsr_core.outputs import OutputError, output_path
 
+    try:  # before any run: a job's results are not lost to an output that cannot be written
+        out_dir = output_path(args.out, directory=True) if args.out else None
+    except OutputError as exc:
+        print(f"rsr: {printable(str(exc))}", file=sys.stderr)
+        return 1
     store = open_store(args, settings)
     try:
         tasks = [resolve_task(store, ref) for ref in args.task]
@@ -110,8 +116,8 @@ def discover(args: argparse.Namespace, settings: Settings) -> int:
     job_id = runner.create_discovery(params)
     sys.stderr.write(f"job {job_id} started (units on {runner.backend.where()})\n")
     status = runner.run(job_id)
-    if args.out:
-        for path in write_job_dirs(services.store, job_id, Path(args.out), force=args.force):
+    if out_dir is not None:
+        for path in write_job_dirs(services.store, job_id, out_dir, force=args.force):
             sys.stderr.write(f"wrote {path}\n")
     failed = sorted(s.run for s in summaries if s.trajectory_id is None)
     if failed or status != "done":

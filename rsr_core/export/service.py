@@ -27,7 +27,7 @@ from rsr_core.export.models import (
 )
 from rsr_core.export.writers import AtifDirWriter, ExportError, NullWriter, RowWriter, open_writer
 from rsr_core.models import Trajectory
-from rsr_core.outputs import AtomicFile
+from rsr_core.outputs import AtomicFile, output_path
 from rsr_core.store import Store
 from rsr_core.store import export_queries as eq
 from rsr_core.store.export_stream import stream_selected
@@ -164,7 +164,7 @@ def export(
     only when complete.
     """
     filters = filters or ExportFilters()
-    out = Path(out)
+    out = output_path(out, directory=fmt == "atif")
     archive = fmt == "atif" and filters.all_trajectories
     card = card_path(out, fmt)
     writer = open_writer(fmt, out, full=archive, force=force)

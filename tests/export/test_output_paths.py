@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
+import signal
 import socket
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -13,6 +18,8 @@ from rsr_core.export import export
 from rsr_core.outputs import AtomicFile, OutputError
 from rsr_core.store import Store
 from tests.export.corpus import add_rewrite
+
+RSR = [sys.executable, "-m", "rsr_core.cli"]
 
 
 @pytest.fixture
@@ -115,3 +122,138 @@ def test_atomic_file_refuses_a_path_that_became_special_while_writing(tmp_path):
     with pytest.raises(OutputError, match="became a symbolic link"):
         f.commit()
     assert out.is_symlink() and not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
+@pytest.mark.parametrize(
+    ("out", "fmt", "expected"),
+    [
+        ("-", "sft-jsonl", "rsr: -: writing to standard output is not supported; give a path to write to"),
+        (
+            "{tmp}/trail/",
+            "sft-jsonl",
+            "rsr: {tmp}/trail/: names a directory; this output is a file (give a file name)",
+        ),
+        (
+            "{tmp}/trail/.",
+            "parquet",
+            "rsr: {tmp}/trail/.: names a directory; this output is a file (give a file name)",
+        ),
+        ("", "sharegpt", "rsr: an empty output path; give a path to write to"),
+        ("-", "atif", "rsr: -: writing to standard output is not supported; give a path to write to"),
+    ],
+    ids=["dash", "trailing-slash", "dot", "empty", "dash-atif"],
+)
+def test_paths_that_cannot_name_the_output_are_refused(db, tmp_path, capsys, monkeypatch, out, fmt, expected):
+    # Seen: `--out -` wrote a file called "-" in the working directory, `--out dir/` a file called "dir".
+    monkeypatch.chdir(tmp_path)
+    out = out.format(tmp=tmp_path)
+    assert main(["export", "--format", fmt, "--out", out, "--db", db]) == 1
+    assert capsys.readouterr().err.strip() == expected.format(tmp=tmp_path)
+    assert _listing(tmp_path) == ["db"]
+
+
+def test_discover_refuses_dash_as_its_output_before_running_anything(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    args = [
+        "discover",
+        "--task",
+        "t",
+        "--harness",
+        "terminus-2",
+        "--out",
+        "-",
+        "--db",
+        str(tmp_path / "x.duckdb"),
+    ]
+    assert main(args) == 1
+    assert capsys.readouterr().err.strip() == (
+        "rsr: -: writing to standard output is not supported; give a path to write to"
+    )
+    assert _listing(tmp_path) == []
+
+
+@pytest.fixture(scope="module")
+def big_db(tmp_path_factory):
+    """A database whose export takes seconds: 1,500 trajectories of 40 steps, stored by `rsr ingest`."""
+    root = tmp_path_factory.mktemp("big")
+    corpus = root / "corpus"
+    corpus.mkdir()
+    for k in range(1500):
+        steps = [{"step_id": 1, "source": "user", "message": f"task {k}"}]
+        for i in range(2, 41):
+            answer = {
+                "analysis": "a" * 300,
+                "plan": "p" * 300,
+                "commands": [{"keystrokes": f"echo {k} {i}\n"}],
+            }
+            steps.append({"step_id": i, "source": "agent", "message": json.dumps(answer)})
+        doc = {
+            "schema_version": "ATIF-v1.4",
+            "session_id": f"b{k}",
+            "agent": {"name": "terminus-2", "version": "1"},
+            "steps": steps,
+            "extra": {"rsr": {"task_id": f"t{k % 50}", "reward": 1.0}},
+        }
+        (corpus / f"b{k}.json").write_text(json.dumps(doc))
+    db = root / "big.duckdb"
+    done = subprocess.run([*RSR, "ingest", str(corpus), "--db", str(db)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return str(db)
+
+
+def _export_process(db: str, out: Path, *extra: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [*RSR, "export", "--format", "sft-jsonl", "--out", str(out), "--db", db, *extra],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def test_concurrent_exports_to_one_path_never_replace_each_other(big_db, tmp_path):
+    # Seen: three exports started together without --force all succeeded, each replacing the one before.
+    out = tmp_path / "o.jsonl"
+    procs = [_export_process(big_db, out) for _ in range(3)]
+    results = [(p.wait(120), p.stderr.read().splitlines()) for p in procs]  # type: ignore[union-attr]
+    ok = [r for r in results if r[0] == 0]
+    refused = [r for r in results if r[0] == 1]
+    assert len(ok) == 1 and len(refused) == 2, results
+    for _, err in refused:
+        line = [e for e in err if "waiting for" not in e]
+        assert line in (
+            [f"rsr: {out}: exists; pass --force to replace it"],
+            [f"rsr: {out}: appeared while writing; pass --force to replace it"],
+        ), err
+    assert len(out.read_text().splitlines()) == 1500
+    assert _listing(tmp_path) == ["o.card.md", "o.jsonl"]
+
+
+def test_concurrent_atif_exports_to_one_directory_never_replace_each_other(big_db, tmp_path):
+    out = tmp_path / "atif"
+    args = ["export", "--format", "atif", "--all", "--out", str(out), "--db", big_db]
+    procs = [
+        subprocess.Popen([*RSR, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for _ in range(2)
+    ]
+    codes = sorted(p.wait(120) for p in procs)
+    assert codes == [0, 1]
+    assert len(list(out.rglob("*.atif.json"))) == 1500 and (out / "README.md").is_file()
+    assert _listing(tmp_path) == ["atif"]
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+def test_a_signal_mid_export_leaves_the_old_output_and_no_temporary_file(big_db, tmp_path, sig, code):
+    # Seen: SIGTERM (a `timeout`, a closed session) left the hidden .partial files of the output and its card.
+    out = tmp_path / "o.jsonl"
+    out.write_text("old\n")
+    proc = _export_process(big_db, out, "--force")
+    deadline = time.monotonic() + 60
+    while not [p for p in tmp_path.iterdir() if p.name.endswith(".partial")]:
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.01)
+    time.sleep(0.3)
+    proc.send_signal(sig)
+    assert proc.wait(60) == code
+    err = proc.stderr.read().strip()  # type: ignore[union-attr]
+    assert err in ("rsr: interrupted", f"rsr: terminated ({sig.name})") and "Traceback" not in err
+    assert out.read_text() == "old\n"
+    assert _listing(tmp_path) == ["o.jsonl"]
