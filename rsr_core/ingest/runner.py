@@ -235,7 +235,7 @@ class Ingestor:
             if parsed.error is not None:
                 self._fail(parsed.unit.path, parsed.error)
             elif parsed.task is not None:
-                self._store_task(parsed.task, parsed.task_hash or "")
+                self._store_task(parsed.unit.path, parsed.task, parsed.task_hash or "")
             elif parsed.trajectory is not None and parsed.rows is not None:
                 self._queue(
                     Ready(parsed.unit, parsed.trajectory, parsed.rows, parsed.transfer, parsed.reviews)
@@ -248,9 +248,13 @@ class Ingestor:
     def _fail(self, path: Path, error: str) -> None:
         self.report.errors.append(IngestRefusal(path=str(path), error=error))
 
-    def _store_task(self, task: Task, task_hash: str) -> None:
+    def _store_task(self, path: Path, task: Task, task_hash: str) -> None:
         known = self.store.known_task_ids([task.task_id])
-        status = self.store.write_task(task, task_hash)
+        try:
+            status = self.store.write_task(task, task_hash)
+        except (pa.ArrowException, OverflowError, TypeError, ValueError) as exc:
+            self._fail(path, one_line(f"could not be stored: {exc}"))
+            return
         self._instructions[task.task_id] = task.instruction
         if status == "added" and not known:
             self.report.tasks_added += 1

@@ -26,6 +26,12 @@ MAX_FILE_BYTES = 2_000_000
 MAX_META_BYTES = 2_000_000
 """task.toml, task.yaml and instruction.md larger than this refuse the task."""
 _SKIP_DIRS = {"__pycache__", ".git", "node_modules", ".venv"}
+MAX_CPUS = 1024.0
+MAX_MEMORY_MB = 2**30
+"""1 PiB: more is a typo or a hostile value (one too large for the store ended the ingest)."""
+MAX_TIMEOUT_SEC = 7 * 86_400.0
+"""A week: a task's time budget must be a budget (infinity would let a run go on for ever)."""
+MAX_COUNT = 2**31
 
 
 def task_tree(directory: Path) -> list[Entry]:
@@ -92,20 +98,26 @@ def content_hash(directory: Path) -> str:
     return h.hexdigest()
 
 
-def _float(value: Any, where: str) -> float | None:
-    if value is None:
-        return None
-    expect(isinstance(value, int | float) and not isinstance(value, bool), where, "a number", value)
-    return float(value)
-
-
-def _int(value: Any, where: str) -> int | None:
+def _float(value: Any, where: str, limit: float) -> float | None:
+    """A positive number up to `limit` (NaN, infinities, zero and negatives refused)."""
     if value is None:
         return None
     expect(
-        isinstance(value, int) and not isinstance(value, bool) and value > 0,
+        isinstance(value, int | float) and not isinstance(value, bool) and 0 < value <= limit,
         where,
-        "a positive integer",
+        f"a positive number up to {limit:,g}",
+        value,
+    )
+    return float(value)
+
+
+def _int(value: Any, where: str, limit: int = MAX_COUNT) -> int | None:
+    if value is None:
+        return None
+    expect(
+        isinstance(value, int) and not isinstance(value, bool) and 0 < value <= limit,
+        where,
+        f"a positive integer up to {limit:,}",
         value,
     )
     return int(value)
@@ -125,7 +137,7 @@ def _names(value: Any, where: str) -> list[str]:
 
 def _memory_mb(env: dict) -> int | None:
     if env.get("memory_mb") is not None:
-        return int(_float(env["memory_mb"], "[environment] memory_mb") or 0)
+        return int(_float(env["memory_mb"], "[environment] memory_mb", MAX_MEMORY_MB) or 0)
     mem = env.get("memory")
     if isinstance(mem, str):
         match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)i?B?\s*", mem, re.I)
@@ -134,7 +146,12 @@ def _memory_mb(env: dict) -> int | None:
                 f"[environment] memory: expected a size like '2G' or '512M', got {preview(mem)}"
             )
         scale = {"": 1 / 2**20, "K": 1 / 1024, "M": 1, "G": 1024, "T": 1024 * 1024}[match.group(2).upper()]
-        return int(float(match.group(1)) * scale)
+        mb = float(match.group(1)) * scale
+        if not 0 < mb <= MAX_MEMORY_MB:
+            raise FormatError(
+                f"[environment] memory: expected a size up to {MAX_MEMORY_MB // 2**20} TiB, got {preview(mem)}"
+            )
+        return int(mb)
     return None
 
 
@@ -191,14 +208,16 @@ def read_harbor_task(directory: Path) -> Task:
         source_format="harbor",
         path=str(directory.resolve()),
         docker_image=env.get("docker_image") or None,
-        cpus=_float(env.get("cpus"), "[environment] cpus"),
+        cpus=_float(env.get("cpus"), "[environment] cpus", MAX_CPUS),
         memory_mb=_memory_mb(env),
         storage_mb=_int(env.get("storage_mb"), "[environment] storage_mb"),
         pids_limit=_int(env.get("pids_limit"), "[environment] pids_limit"),
         cap_add=_names(env.get("cap_add"), "[environment] cap_add"),
         allow_internet=bool(allow),
-        agent_timeout_sec=_float(section["agent"].get("timeout_sec"), "[agent] timeout_sec"),
-        verifier_timeout_sec=_float(section["verifier"].get("timeout_sec"), "[verifier] timeout_sec"),
+        agent_timeout_sec=_float(section["agent"].get("timeout_sec"), "[agent] timeout_sec", MAX_TIMEOUT_SEC),
+        verifier_timeout_sec=_float(
+            section["verifier"].get("timeout_sec"), "[verifier] timeout_sec", MAX_TIMEOUT_SEC
+        ),
         verifier_allow_changes=list(allow_changes),
         files=files,
     )
@@ -241,8 +260,12 @@ def read_tb1_task(directory: Path) -> Task:
         tags=[str(t) for t in tags],
         source_format="terminal-bench-1",
         path=str(directory.resolve()),
-        agent_timeout_sec=_float(meta.get("max_agent_timeout_sec"), "task.yaml max_agent_timeout_sec"),
-        verifier_timeout_sec=_float(meta.get("max_test_timeout_sec"), "task.yaml max_test_timeout_sec"),
+        agent_timeout_sec=_float(
+            meta.get("max_agent_timeout_sec"), "task.yaml max_agent_timeout_sec", MAX_TIMEOUT_SEC
+        ),
+        verifier_timeout_sec=_float(
+            meta.get("max_test_timeout_sec"), "task.yaml max_test_timeout_sec", MAX_TIMEOUT_SEC
+        ),
         files=files,
     )
 

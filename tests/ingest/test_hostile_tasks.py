@@ -165,3 +165,109 @@ def test_a_task_dir_given_through_a_link_is_read(store, tmp_path):
     task = harbor_task(tmp_path / "real")
     os.symlink(task, tmp_path / "alias")
     assert ingest_paths(store, [tmp_path / "alias"]).tasks_added == 1
+
+
+@pytest.mark.parametrize(
+    ("toml", "error"),
+    [
+        # seen: a traceback (an integer too large for the store ended the whole ingest)
+        (
+            'memory = "99999999999999999999T"',
+            '[environment] memory: expected a size up to 1024 TiB, got "99999999999999999999T"',
+        ),
+        (
+            "memory_mb = 1e308",
+            "[environment] memory_mb: expected a positive number up to 1.07374e+09, got 1e+308",
+        ),
+        # seen: stored, then a run without a time budget or a sandbox Docker refuses
+        ("cpus = 1e400", "[environment] cpus: expected a positive number up to 1,024, got Infinity"),
+        ("cpus = nan", "[environment] cpus: expected a positive number up to 1,024, got NaN"),
+        ("cpus = -3", "[environment] cpus: expected a positive number up to 1,024, got -3"),
+        (
+            "pids_limit = 99999999999999999999",
+            "[environment] pids_limit: expected a positive integer up to 2,147,483,648, got 99999999999999999999",
+        ),
+        (
+            "[agent]\ntimeout_sec = inf",
+            "[agent] timeout_sec: expected a positive number up to 604,800, got Infinity",
+        ),
+        (
+            "[verifier]\ntimeout_sec = 0",
+            "[verifier] timeout_sec: expected a positive number up to 604,800, got 0",
+        ),
+    ],
+    ids=[
+        "memory-huge",
+        "memory_mb-huge",
+        "cpus-inf",
+        "cpus-nan",
+        "cpus-negative",
+        "pids-huge",
+        "timeout-inf",
+        "timeout-zero",
+    ],
+)
+def test_task_toml_values_out_of_range_refuse_the_task_in_one_line(tmp_path, toml, error):
+    task = harbor_task(tmp_path / "tasks" / "odd")
+    section = "" if toml.startswith("[") else "[environment]\n"
+    (task / "task.toml").write_text(f'[task]\nname = "odd"\n{section}{toml}\n')
+    status, report, stderr = rsr("ingest", str(tmp_path / "tasks"), "--db", str(tmp_path / "x.duckdb"))
+    assert status == 1 and "Traceback" not in stderr, stderr
+    assert errors_by_name(report["errors"]) == {"odd": error}
+    assert report["tasks_added"] == 0
+
+
+@pytest.mark.parametrize(
+    ("yaml_text", "error"),
+    [
+        (
+            "max_agent_timeout_sec: .inf",
+            "task.yaml max_agent_timeout_sec: expected a positive number up to 604,800, got Infinity",
+        ),
+        (
+            "max_test_timeout_sec: .nan",
+            "task.yaml max_test_timeout_sec: expected a positive number up to 604,800, got NaN",
+        ),
+        (
+            "max_test_timeout_sec: -1",
+            "task.yaml max_test_timeout_sec: expected a positive number up to 604,800, got -1",
+        ),
+    ],
+    ids=["agent-inf", "test-nan", "test-negative"],
+)
+def test_task_yaml_timeouts_that_are_no_budget_refuse_the_task(tmp_path, yaml_text, error):
+    _tb1_task(tmp_path / "tasks" / "odd", f"instruction: do it\n{yaml_text}\n")
+    status, report, stderr = rsr("ingest", str(tmp_path / "tasks"), "--db", str(tmp_path / "x.duckdb"))
+    assert status == 1 and "Traceback" not in stderr, stderr
+    assert errors_by_name(report["errors"]) == {"odd": error}
+
+
+def test_yaml_tags_that_would_run_code_are_refused_and_nothing_runs(tmp_path):
+    marker = tmp_path / "pwned"
+    _tb1_task(
+        tmp_path / "tasks" / "tagged",
+        f"instruction: !!python/object/apply:os.system ['touch {marker}']\n",
+    )
+    _tb1_task(tmp_path / "tasks" / "deep", "instruction: do\ntags: " + "[" * 50_000 + "]" * 50_000 + "\n")
+    status, report, stderr = rsr("ingest", str(tmp_path / "tasks"), "--db", str(tmp_path / "x.duckdb"))
+    assert status == 1 and "Traceback" not in stderr
+    errors = errors_by_name(report["errors"])
+    assert errors["tagged"].startswith(
+        "task.yaml: invalid YAML at line 1 column 14: could not determine a constructor for the tag "
+        "'tag:yaml.org,2002:python/object/apply:os.system'"
+    )
+    assert errors["deep"] == "task.yaml: invalid YAML: nested too deeply"
+    assert not marker.exists()
+
+
+def test_a_task_the_store_cannot_take_is_refused_alone(tmp_path):
+    # Seen: a lone surrogate escape in task.yaml ended the whole ingest with a traceback.
+    _tb1_task(tmp_path / "tasks" / "surrogate", 'instruction: "a \\ud800 b"\n')
+    _tb1_task(tmp_path / "tasks" / "fine", "instruction: do it\n")
+    status, report, stderr = rsr("ingest", str(tmp_path / "tasks"), "--db", str(tmp_path / "x.duckdb"))
+    assert status == 1 and "Traceback" not in stderr, stderr
+    assert errors_by_name(report["errors"]) == {
+        "surrogate": "could not be stored: 'utf-8' codec can't encode character '\\ud800' in position 2: "
+        "surrogates not allowed"
+    }
+    assert report["tasks_added"] == 1
