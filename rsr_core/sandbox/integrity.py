@@ -10,8 +10,9 @@ entry from it. A run is `verifier_tampered` when an entry (added, changed or del
    py.test), every command the task's test scripts call by name or path, and the interpreter named on the
    `#!` line of each of those that is a script. PATH is the image's, with the directories the test scripts
    put on it first (`PATH=…`, and with uv/uvx ~/.local/bin and ~/.cargo/bin, where uv's installer puts uv,
-   uvx and the `env` file harbor's test.sh sources); every file a test script sources (`source`/`.`, with
-   `$HOME` expanded) is ground too.
+   uvx and the `env` file harbor's test.sh sources, and the bin directory of a virtual environment whose
+   `activate` they source); every file a test script sources (`source`/`.`, with `$HOME` expanded, a
+   relative path taken in the working directory and each directory the scripts `cd` into) is ground too.
 3. The dynamic loader and libc: /etc/ld.so.preload, /etc/ld.so.conf and ld.so.conf.d, /etc/ld.so.cache
    (unless the package manager ran: dpkg's status changed too, as every library install does), and the
    loader, libc, libm, libpthread, libdl and librt in the library directories; every shared library there
@@ -27,8 +28,9 @@ entry from it. A run is `verifier_tampered` when an entry (added, changed or del
    any module file (`*.py`, `*.pyc`, `*.so`) or anything in a subdirectory.
 5. pytest itself: its packages (pytest, _pytest, pluggy, py, iniconfig), plugins (`pytest_*`, `pytest-*`,
    and any package whose entry_points.txt registers `pytest11`), the same module names in the working
-   directory (where `python -m pytest` looks first) and in the directories a `.pth` file the run added or
-   changed puts on sys.path, and a conftest.py, pytest.ini, .pytest.ini,
+   directory and the directories the test scripts `cd` into (where `python -m pytest` looks first; there and
+   in the directories a `.pth` file the run added or changed puts on sys.path, also a distribution's
+   entry_points.txt that registers `pytest11`), and a conftest.py, pytest.ini, .pytest.ini,
    pyproject.toml, tox.ini or setup.cfg in `/` (the only directory above /tests, where pytest looks).
 6. System shell startup files: /etc/profile, /etc/profile.d/, /etc/bash.bashrc.
 7. With uv/uvx in the test scripts: uv's cache and managed pythons (~/.cache/uv, ~/.local/share/uv).
@@ -50,7 +52,12 @@ from dataclasses import dataclass, field
 
 from rsr_core.models import ChangedPath, Task
 from rsr_core.sandbox.fs import ContainerFS
-from rsr_core.sandbox.script_commands import command_words, path_additions, sourced_files
+from rsr_core.sandbox.script_commands import (
+    command_words,
+    directories_entered,
+    path_additions,
+    sourced_files,
+)
 
 MAX_STORED_PATHS = 2000
 MAX_HOOK_FILE = 64 * 1024
@@ -134,6 +141,8 @@ class Ground:
     """Directories of the Python scripts on the ground: the first entry of their `sys.path`."""
     pth_roots: set[str] = field(default_factory=set)
     """Directories the `.pth` files the run added or changed put on `sys.path`."""
+    cwds: set[str] = field(default_factory=set)
+    """Directories the tests may run in: the working directory and those the test scripts `cd` into."""
 
 
 def _under(path: str, prefixes: Iterable[str]) -> bool:
@@ -146,12 +155,20 @@ def resolve_ground(fs: ContainerFS, task: Task, env: dict[str, str], workdir: st
     names = {*VERIFIER_TOOLS, *TEST_RUNNERS}
     paths: set[str] = set()
     search: list[str] = []
-    for f in task.files:
-        if f.role == "test" and (f.path.endswith(".sh") or f.path.rsplit("/", 1)[-1] == "run-tests.sh"):
-            more_names, more_paths = command_words(f.content)
-            names |= more_names
-            paths |= more_paths | sourced_files(f.content, home)
-            search += path_additions(f.content, home)
+    scripts = [
+        f.content
+        for f in task.files
+        if f.role == "test" and (f.path.endswith(".sh") or f.path.rsplit("/", 1)[-1] == "run-tests.sh")
+    ]
+    cwds = [workdir.rstrip("/") or "/", *(d for s in scripts for d in directories_entered(s, home))]
+    for script in scripts:
+        more_names, more_paths = command_words(script)
+        sourced = sourced_files(script, home, cwds)
+        names |= more_names
+        paths |= more_paths | sourced
+        search += path_additions(script, home)
+        # a virtual environment's activate script puts its bin directory first on PATH
+        search += [posixpath.dirname(p) for p in sorted(sourced) if posixpath.basename(p) == "activate"]
     if names & {"uv", "uvx"}:
         search += [f"{home}/.local/bin", f"{home}/.cargo/bin"]  # where uv's installer puts uv, uvx and `env`
     path_dirs = []
@@ -188,7 +205,9 @@ def resolve_ground(fs: ContainerFS, task: Task, env: dict[str, str], workdir: st
         prefixes += [f"{home}/.cache/uv", f"{home}/.local/share/uv"]
     python_prefixes = {"/usr", "/usr/local", f"{home}/.local"}
     python_prefixes |= {posixpath.dirname(posixpath.dirname(p)) for p in pythons}
-    return Ground(exact, tuple(prefixes), python_prefixes, workdir.rstrip("/") or "/", script_dirs)
+    return Ground(
+        exact, tuple(prefixes), python_prefixes, workdir.rstrip("/") or "/", script_dirs, cwds=set(cwds)
+    )
 
 
 def _interpreters(fs: ContainerFS, path: str, path_dirs: list[str]) -> list[str]:
@@ -224,9 +243,12 @@ def is_ground(path: str, kind: str, ground: Ground, fs: ContainerFS, changed: di
         return False  # never read: the tests run with a fresh PYTHONPYCACHEPREFIX
     if any(p in _HOOK_NAMES or p in ("sitecustomize.pyc", "usercustomize.pyc") for p in parts):
         return True
-    base = ground.workdir.rstrip("/") + "/"
-    if path.startswith(base) and _SHADOW.match(path[len(base) :].split("/", 1)[0]):
-        return True  # `python -m pytest` imports from the working directory first
+    for cwd in ground.cwds | {ground.workdir}:
+        base = cwd.rstrip("/") + "/"
+        if path.startswith(base) and _SHADOW.match(path[len(base) :].split("/", 1)[0]):
+            return True  # `python -m pytest` imports from the working directory first
+        if path.startswith(base) and _entry_point_file(path[len(base) :]) and _registers_plugin(fs, path):
+            return True  # …and reads the distributions there: a `pytest11` entry point is a plugin
     for d in ground.script_dirs:
         rest = path[len(d.rstrip("/")) + 1 :] if path.startswith(d.rstrip("/") + "/") else ""
         if "/" in rest or _MODULE_FILE.match(rest):
@@ -235,6 +257,8 @@ def is_ground(path: str, kind: str, ground: Ground, fs: ContainerFS, changed: di
         rest = path[len(root.rstrip("/")) + 1 :] if path.startswith(root.rstrip("/") + "/") else ""
         if rest and _PYTEST_TOP.match(rest.split("/", 1)[0]):
             return True  # pytest's own names in a directory a new `.pth` line puts on sys.path
+        if _entry_point_file(rest) and _registers_plugin(fs, path):
+            return True
     return _python_ground(path, kind, ground, fs)
 
 
@@ -261,9 +285,21 @@ def _python_ground(path: str, kind: str, ground: Ground, fs: ContainerFS) -> boo
     if inner == top and top.endswith(".pth"):
         return _pth_runs_code(fs, path)
     if path.endswith(".dist-info/entry_points.txt") or path.endswith(".egg-info/entry_points.txt"):
-        content, problem = fs.read_regular(path, MAX_HOOK_FILE)
-        return problem is not None or b"pytest11" in (content or b"")
+        return _registers_plugin(fs, path)
     return False
+
+
+def _entry_point_file(rest: str) -> bool:
+    """`rest` is a distribution's entry_points.txt at the top of a sys.path directory."""
+    parts = rest.split("/")
+    return (
+        len(parts) == 2 and parts[1] == "entry_points.txt" and parts[0].endswith((".dist-info", ".egg-info"))
+    )
+
+
+def _registers_plugin(fs: ContainerFS, path: str) -> bool:
+    content, problem = fs.read_regular(path, MAX_HOOK_FILE)
+    return problem is not None or b"pytest11" in (content or b"")
 
 
 def _pth_runs_code(fs: ContainerFS, path: str) -> bool:

@@ -9,6 +9,7 @@ resolves to nothing on PATH); reading too little would miss a runner, so wrapper
 
 from __future__ import annotations
 
+import posixpath
 import re
 import shlex
 
@@ -82,10 +83,26 @@ def _expand_home(word: str, home: str) -> str | None:
     return None if "$" in word or "`" in word or not word.startswith("/") else word
 
 
-def sourced_files(script: str, home: str) -> set[str]:
-    """Absolute paths the script reads with `source` / `.` (`$HOME` and `~` expanded): code it runs."""
-    found = (_expand_home(m, home) for m in _SOURCE.findall(_COMMENT.sub(r"\1", script)))
-    return {p for p in found if p}
+_CD = re.compile(r"(?:^|[\n;&|({]|\bthen|\bdo|\belse)\s*cd\s+([^\s;&|)]+)")
+
+
+def directories_entered(script: str, home: str) -> list[str]:
+    """The absolute directories the script `cd`s into (`$HOME` and `~` expanded)."""
+    found = (_expand_home(m, home) for m in _CD.findall(_COMMENT.sub(r"\1", script)))
+    return [p.rstrip("/") or "/" for p in found if p]
+
+
+def sourced_files(script: str, home: str, cwds: list[str] | None = None) -> set[str]:
+    """Paths the script reads with `source` / `.` (`$HOME` and `~` expanded; a relative path taken in each of
+    `cwds`, the directories it may run in): code it runs."""
+    out: set[str] = set()
+    for word in _SOURCE.findall(_COMMENT.sub(r"\1", script)):
+        path = _expand_home(word, home)
+        if path:
+            out.add(path)
+        elif "$" not in word and "`" not in word:
+            out |= {posixpath.normpath(posixpath.join(d, word.strip("\"'"))) for d in cwds or []}
+    return out
 
 
 def path_additions(script: str, home: str) -> list[str]:

@@ -175,3 +175,23 @@ def test_ordinary_python_and_uv_work_is_not_tampering(sandboxes):
         "/root/.local/bin/black",
         "/usr/local/bin/helper.py",
     } <= paths
+
+
+def test_ordinary_work_in_the_project_environment_the_tests_activate_is_not_tampering(sandboxes):
+    """The venv-runner task's test.sh activates /app/.venv and runs `python -m pytest` in /app: packages
+    installed into that environment and modules of the project are ordinary work."""
+    task = read_harbor_task(TASKS / "venv-runner")
+    venv_site = "/app/.venv/lib/python3.11/site-packages"
+    script = "\n".join(
+        [
+            "set -e",
+            "echo ok > /app/answer.txt && printf 'def solve():\\n    return 1\\n' > /app/solver.py",
+            f"mkdir -p {venv_site}/requests {venv_site}/requests-2.0.dist-info",
+            f"touch {venv_site}/requests/__init__.py",
+            f"printf '[console_scripts]\\nreq = requests:main\\n' > {venv_site}/requests-2.0.dist-info/entry_points.txt",
+            "printf '#!/app/.venv/bin/python\\n' > /app/.venv/bin/req && chmod +x /app/.venv/bin/req",
+        ]
+    )
+    report = _report(sandboxes, task, script)
+    assert not report.tampered, report.ground
+    assert f"{venv_site}/requests/__init__.py" in {c.path for c in report.changed_paths}
