@@ -146,7 +146,7 @@ def test_the_wheel_holds_the_package_the_studio_and_the_demo_and_no_database(whe
         f"files of the package missing from the wheel (pyproject.toml: a new subpackage goes in "
         f"[tool.setuptools] packages, a new kind of data file in package-data): {missing}"
     )
-    pages = {n for n in names if re.fullmatch(r"rsr_core/ui/pages/\w+\.py", n)}
+    pages = {n for n in names if re.fullmatch(r"rsr_core/ui/screens/\w+\.py", n)}
     assert len(pages) >= 7 and "rsr_core/ui/app.py" in names
     assert {
         f"rsr_core/demo_data/demo/tasks/{t.name}/task.toml" for t in (DATA / "demo" / "tasks").iterdir()
@@ -195,7 +195,7 @@ import threading, time
 from pathlib import Path
 import rsr_core.ui
 from streamlit.testing.v1 import AppTest
-pages = sorted((Path(rsr_core.ui.__file__).parent / "pages").glob("*.py"))
+pages = sorted((Path(rsr_core.ui.__file__).parent / "screens").glob("*.py"))
 assert pages
 for page in pages:
     at = AppTest.from_file(str(page), default_timeout=60).run()

@@ -1,5 +1,9 @@
 """The studio's navigation: the page list, nothing else. Streamlit runs this script for every page run (the
-server, with its warm-up, is rsr_core/ui/app.py); the pages are the thin files beside it in `pages/`."""
+server, with its warm-up, is rsr_core/ui/app.py); the pages are the thin files beside it in `screens/`.
+
+The folder is not called `pages/`: Streamlit lists a `pages/` folder beside the main script as pages of their
+own, and a session whose first visit after a start is a deep link (`/trajectories?...`) would get that listing
+and the page file run without this script (no page list, no layout, no per-run store use)."""
 
 from pathlib import Path
 
@@ -8,7 +12,7 @@ import streamlit as st
 from rsr_core.ui.data import one_use_per_run
 from rsr_core.ui.memory import freeze_after_first_run
 
-PAGES = Path(__file__).resolve().parent / "pages"
+PAGES = Path(__file__).resolve().parent / "screens"
 PAGE_TITLES = {
     "overview": "Overview",
     "trajectories": "Trajectories",

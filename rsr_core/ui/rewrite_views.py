@@ -17,7 +17,7 @@ from rsr_core.store import jobs as jobs_sql
 from rsr_core.store.preferences import get_preferences, set_preferences
 from rsr_core.ui.context import DEMO_MODELS, AppServices
 from rsr_core.ui.data import Cursor, cached
-from rsr_core.ui.widgets import md_escape
+from rsr_core.ui.widgets import md_escape, money_column
 
 SCRIPTED = "scripted-demo"  # the stored endpoint value that means "the project's scripted demo model"
 PREFIX = "rewrite."
@@ -181,7 +181,7 @@ def _jobs_frame(ctx: AppServices, rows: list[dict[str, Any]]) -> pd.DataFrame:
     frame["progress"] = [
         f"{r['done']}/{r['units']} done, {r['failed']} failed, {r['running']} running" for r in rows
     ]
-    frame["cost_usd"] = [job_cost(ctx, r["job_id"]) for r in rows]
+    frame["cost_usd"] = money_column(pd.Series([job_cost(ctx, r["job_id"]) for r in rows], dtype="float64"))
     return frame[
         ["job_id", "status", "progress", "started_at", "finished_at", "seconds", "prompt_tokens",
          "completion_tokens", "cost_usd", "scripted", "owner_pid", "owner_host"]
@@ -261,11 +261,18 @@ def progress(ctx: AppServices) -> None:
         _jobs_frame(ctx, rows),
         hide_index=True,
         key="jobs_table",
-        column_config={"cost_usd": st.column_config.NumberColumn("cost (USD)", format="$%.4f")},
+        column_config={"cost_usd": st.column_config.TextColumn("cost (USD)")},
     )
+    ids = [r["job_id"] for r in rows]
     active = [r["job_id"] for r in rows if r["status"] in ("running", "failed", "waiting_review")]
-    shown = st.selectbox("job", [r["job_id"] for r in rows], key="job_shown", index=0 if not active else
-                         [r["job_id"] for r in rows].index(active[0]))  # fmt: skip
+    seen = st.session_state.get("jobs_seen")
+    started = [j for j in active if seen is not None and j not in seen]
+    if started:  # a job started since the last refresh (here or from a terminal) is the one shown
+        st.session_state["job_shown"] = started[0]
+    elif st.session_state.get("job_shown") not in ids:
+        st.session_state["job_shown"] = active[0] if active else ids[0]
+    st.session_state["jobs_seen"] = set(ids)
+    shown = st.selectbox("job", ids, key="job_shown")
     if shown:
         job_view(ctx, shown)
 

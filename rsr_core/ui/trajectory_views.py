@@ -18,7 +18,7 @@ from rsr_core.store.columns import parse_time
 from rsr_core.ui.context import AppServices
 from rsr_core.ui.data import Cursor, cached
 from rsr_core.ui.views import turn_spans
-from rsr_core.ui.widgets import md_escape, render_step
+from rsr_core.ui.widgets import md_escape, money_column, render_step
 
 STEPS_PER_PAGE = 25
 TURNS_PER_PAGE = 8
@@ -158,6 +158,8 @@ def trajectory_list(ctx: AppServices) -> None:
     prices = tuple(sorted(ctx.settings.prices.items()))
     frame = _page(ctx, f, ROWS_PER_PAGE, (page - 1) * ROWS_PER_PAGE, sort, descending, prices)
     shown = frame[[*ALWAYS, *columns]] if not frame.empty else frame
+    if "cost_usd" in shown:
+        shown = shown.assign(cost_usd=money_column(shown["cost_usd"]))
     event = st.dataframe(
         shown,
         hide_index=True,
@@ -165,14 +167,14 @@ def trajectory_list(ctx: AppServices) -> None:
         selection_mode="multi-row",
         key="list_table",
         column_config={
-            "cost_usd": st.column_config.NumberColumn("cost (USD)", format="$%.4f"),
+            **{c: st.column_config.Column(label) for c, label in OPTIONAL.items()},
             "duration_s": st.column_config.NumberColumn("duration (s)", format="%.1f"),
             "prompt_tokens": st.column_config.NumberColumn("prompt tokens", format="%d"),
             "completion_tokens": st.column_config.NumberColumn("completion tokens", format="%d"),
         },
     )
     if "cost_usd" in columns and not frame.empty and frame["cost_usd"].isna().any():
-        st.caption("cost is empty where the run recorded none and its model has no price in RSR_PRICES")
+        st.caption("cost is unknown where the run recorded none and its model has no price in RSR_PRICES")
     chosen = [frame.iloc[i]["trajectory_id"] for i in event.selection.rows] if event else []
     b = st.columns(3)
     if b[0].button("open", disabled=len(chosen) != 1, key="open_one"):

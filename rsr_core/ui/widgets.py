@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+import pandas as pd
 import streamlit as st
 
 from rsr_core.models import CriticFlag, Step
@@ -47,6 +48,11 @@ def busy_notice(exc: StoreBusyError) -> None:
         "Another process kept the database open longer than RSR_DB_WAIT seconds (a long export or similarity "
         "run holds it while it reads). Reload this page when it is done."
     )
+
+
+def money_column(values: pd.Series) -> pd.Series:
+    """Costs as the tables show them: dollars, or "unknown" where no price was recorded or configured."""
+    return values.map(lambda v: "unknown" if pd.isna(v) else f"${v:.4f}")
 
 
 def md_escape(text: str) -> str:

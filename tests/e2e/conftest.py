@@ -11,6 +11,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -76,6 +77,31 @@ def wait_for_health(url: str, proc: subprocess.Popen, log: Path, timeout_s: floa
         time.sleep(0.2)  # polling interval of the health check, not a wait for the app
 
 
+@contextmanager
+def serving(studio: Studio) -> Iterator[str]:
+    """`rsr app` on the studio's database, as a user starts it; yields its URL once it answers."""
+    port = _free_port()
+    with studio.log.open("a") as log:
+        command = [sys.executable, "-m", "rsr_core.cli", "app", "--db", str(studio.db), "--port", str(port)]
+        proc = subprocess.Popen(
+            [*command, "--address", "127.0.0.1"],
+            env=studio.env,
+            cwd=studio.db.parent,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_for_health(url, proc, studio.log)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
 @pytest.fixture(scope="module")
 def studio(tmp_path_factory) -> Iterator[Studio]:
     if not Path(CHROMIUM).exists():
@@ -85,22 +111,9 @@ def studio(tmp_path_factory) -> Iterator[Studio]:
     env.update(RSR_DB_WAIT="60", RSR_LLM_MAX_RETRIES="0", PYTHONUNBUFFERED="1")
     studio = Studio("", tmp / "studio.duckdb", env, tmp / "studio.log")
     studio.rsr("demo", "build")
-    port = _free_port()
-    with studio.log.open("w") as log:
-        command = [sys.executable, "-m", "rsr_core.cli", "app", "--db", str(studio.db), "--port", str(port)]
-        proc = subprocess.Popen(
-            [*command, "--address", "127.0.0.1"], env=env, cwd=tmp, stdout=log, stderr=subprocess.STDOUT
-        )
-    studio.url = f"http://127.0.0.1:{port}"
-    try:
-        wait_for_health(studio.url, proc, studio.log)
+    with serving(studio) as url:
+        studio.url = url
         yield studio
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 @pytest.fixture(scope="session")

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
+import time
 
-import duckdb
 import pytest
 
-from tests.e2e.conftest import SHOTS
+from rsr_core.store import Store
+from tests.e2e.conftest import SHOTS, serving
 
 pytestmark = pytest.mark.browser
 TIMEOUT_MS = 90_000
@@ -38,11 +41,9 @@ def shot(page, name: str, at: str | None = None) -> None:
 
 
 def _query(studio, sql: str, params: list | None = None) -> list[tuple]:
-    con = duckdb.connect(str(studio.db), read_only=True)
-    try:
-        return con.execute(sql, params or []).fetchall()
-    finally:
-        con.close()
+    """Read the studio's database as another process does (waiting, bounded, while the app uses it)."""
+    with Store(studio.db, read_only=True, wait_s=60).reading() as cur:
+        return cur.execute(sql, params or []).fetchall()
 
 
 PAGES = {
@@ -296,3 +297,185 @@ def _choose(page, label_start: str, option: str) -> None:
     box.fill(option)  # the list filters as one types
     page.get_by_role("option").filter(has_text=option).first.click()
     page.wait_for_function(IDLE, timeout=TIMEOUT_MS)
+
+
+_CELLS = """(grid) => {
+  const out = {headers: {}, rows: {}};
+  for (const th of grid.querySelectorAll('[role="columnheader"]')) out.headers[th.getAttribute('aria-colindex')] = th.innerText.trim();
+  for (const tr of grid.querySelectorAll('[role="row"]')) {
+    const cells = tr.querySelectorAll('[role="gridcell"]');
+    if (!cells.length) continue;
+    const row = out.rows[tr.getAttribute('aria-rowindex')] ??= {};
+    for (const td of cells) row[td.getAttribute('aria-colindex')] = td.innerText.trim();
+  }
+  return out;
+}"""
+
+
+# The header cells the grid has drawn, once the grid scrolled to `left` (0 or its far right) has drawn the
+# first or the last of its columns.
+_DRAWN = """([grid, left]) => {
+  const el = grid.querySelector('.dvn-scroller');
+  el.scrollLeft = left ? el.scrollWidth : 0;
+  const th = [...grid.querySelectorAll('[role="columnheader"]')].map((h) => +h.getAttribute('aria-colindex'));
+  const total = +grid.querySelector('[role="grid"], table').getAttribute('aria-colcount');
+  return th.length > 0 && (left ? th.includes(total) || el.scrollWidth <= el.clientWidth : th.includes(1) || th.includes(2));
+}"""
+
+
+def _grid(page, having: str = "trajectory_id") -> tuple[list[str], list[list[str]]]:
+    """Column headers and rows of the data grid with the column `having`, as the browser shows them: the grid
+    draws the columns in view, so it is scrolled to its far right and back, its accessible table read at each
+    end."""
+    grids = page.locator('[data-testid="stDataFrame"]')
+    grids.first.locator('[role="columnheader"]').first.wait_for(state="attached", timeout=TIMEOUT_MS)
+    for grid in grids.all():
+        heads: dict[str, str] = {}
+        cells: dict[str, dict[str, str]] = {}
+        handle = grid.element_handle()
+        for right in (True, False):
+            page.wait_for_function(_DRAWN, arg=[handle, right], timeout=TIMEOUT_MS)
+            seen = grid.evaluate(_CELLS)
+            heads.update(seen["headers"])
+            for r, row in seen["rows"].items():
+                cells.setdefault(r, {}).update(row)
+        order = sorted(heads, key=int)
+        headers = [heads[c] for c in order]
+        if having in headers:
+            rows = [[cells[r].get(c, "") for c in order] for r in sorted(cells, key=int)]
+            return headers, rows
+    raise AssertionError(f"no grid with a column {having!r}")
+
+
+def _grid_when(page, ready, having: str = "trajectory_id") -> tuple[list[str], list[list[str]]]:
+    """The grid once `ready(headers, rows)` holds (the run an action caused has redrawn it)."""
+    deadline = time.monotonic() + TIMEOUT_MS / 1000
+    while True:
+        page.wait_for_function(IDLE, timeout=TIMEOUT_MS)
+        headers, rows = _grid(page, having)
+        if ready(headers, rows):
+            return headers, rows
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the grid never showed what was expected: {headers} {rows[:3]}")
+        page.wait_for_timeout(100)  # polling interval while the app reruns
+
+
+def test_trajectory_list_sorts_by_any_column_and_shows_time_tokens_and_cost(studio, browser):
+    context = browser.new_context(viewport={"width": 2400, "height": 1200})  # every column drawn
+    page = context.new_page()
+    page.goto(f"{studio.url}/trajectories")
+    shown(page, "trajectories)")
+    headers, _ = _grid(page)
+    for column in (
+        "reward",
+        "steps",
+        "prompt tokens",
+        "completion tokens",
+        "cost (USD)",
+        "duration (s)",
+        "started",
+    ):
+        assert column in headers, f"default column {column!r} missing: {headers}"
+
+    # Sorted by steps, longest first: the first row is the longest run of the database.
+    (longest,) = _query(studio, "SELECT max(n_steps) FROM trajectories")[0]
+    _choose(page, "sort by", "steps")
+    page.get_by_text("descending").click()
+    headers, rows = _grid_when(page, lambda h, r: r and r[0][h.index("steps")] == str(longest))
+    steps = [int(r[headers.index("steps")]) for r in rows]
+    assert steps[0] == longest and steps == sorted(steps, reverse=True), steps
+    (tokens,) = _query(
+        studio, "SELECT prompt_tokens FROM trajectories WHERE trajectory_id = ?", [rows[0][0]]
+    )[0]
+    assert rows[0][headers.index("prompt tokens")] == f"{tokens}"
+    # The demo's scripted model has no price and its runs recorded none: the cost says so.
+    assert rows[0][headers.index("cost (USD)")] == "unknown"
+
+    # A chosen column appears.
+    page.get_by_role("button", name="columns", exact=True).click()
+    chooser = page.get_by_role("combobox", name=re.compile("^columns")).first
+    chooser.click()
+    chooser.fill("model")
+    page.get_by_role("option").filter(has_text=re.compile("^model$")).first.click()
+    page.keyboard.press("Escape")
+    headers, rows = _grid_when(page, lambda h, r: "model" in h)
+    (model,) = _query(studio, "SELECT model FROM trajectories WHERE trajectory_id = ?", [rows[0][0]])[0]
+    assert rows[0][headers.index("model")] == model
+    shot(page, "list-sorted-chosen-columns")
+
+    # One run: when it started, how long it took, its tokens and cost.
+    page.goto(f"{studio.url}/trajectories?trajectory={rows[0][0]}")
+    body = shown(page, "completion tokens")
+    started, prompt, completion = _query(
+        studio,
+        "SELECT started_at, prompt_tokens, completion_tokens FROM trajectories WHERE trajectory_id = ?",
+        [rows[0][0]],
+    )[0]
+    assert f"{prompt:,} prompt + {completion:,} completion tokens" in body
+    assert re.search(r"started \S+ · \d+\.\d s · ", body), "no start time and duration"
+    assert "cost unknown" in body or re.search(r"\$\d+\.\d{4}", body)
+    assert started is not None
+    shot(page, "trajectory-time-tokens-cost")
+    context.close()
+
+
+def test_a_running_jobs_progress_updates_live_in_the_open_page(studio, browser, scripted):
+    server, _ = scripted([], latency_ms=2500)  # every model call answers late, with an error
+    source = _query(
+        studio,
+        "SELECT trajectory_id FROM trajectories WHERE kind = 'discovery' AND reward >= 1 ORDER BY 1 DESC LIMIT 1",
+    )[0][0]
+    context = browser.new_context(viewport={"width": 2400, "height": 1400})
+    page = context.new_page()
+    page.goto(f"{studio.url}/rewrite")
+    shown(page, "Jobs")
+    env = {**studio.env, "RSR_LLM_BASE_URL": server.url}
+    job = subprocess.Popen(
+        [sys.executable, "-m", "rsr_core.cli", "rewrite", "--source", source, "--k", "3", "--m", "1",
+         "--planner-model", "p", "--critic-model", "c", "--executor-model", "e", "--db", str(studio.db), "--json"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        # Without a reload, the open page follows the job from a terminal: running, then its failures counted.
+        page.get_by_text(re.compile(r": 0/3 units done, 0 failed")).first.wait_for(timeout=TIMEOUT_MS)
+        page.get_by_text(re.compile(r": 0/3 units done, 3 failed")).first.wait_for(timeout=TIMEOUT_MS)
+        out, err = job.communicate(timeout=120)
+    finally:
+        if job.poll() is None:
+            job.kill()
+    report = json.loads(out)
+    assert report["status"] == "failed", err
+    page.get_by_text(f"{report['job_id']}: 0/3 units done, 3 failed").first.wait_for(timeout=TIMEOUT_MS)
+    job_id = report["job_id"]
+    headers, rows = _grid_when(  # the table refreshes itself too: the job's row ends failed
+        page,
+        lambda h, r: any(x[0] == job_id and x[h.index("status")] == "failed" for x in r),
+        having="job_id",
+    )
+    for column in (
+        "started_at",
+        "finished_at",
+        "seconds",
+        "prompt_tokens",
+        "completion_tokens",
+        "cost (USD)",
+    ):
+        assert column in headers, f"jobs table lacks {column!r}: {headers}"
+    row = next(r for r in rows if r[0] == job_id)
+    assert row[headers.index("started_at")] and row[headers.index("finished_at")]
+    shot(page, "job-live-progress", at=f"{report['job_id']}: 0/3 units done")
+    context.close()
+
+
+def test_a_deep_link_as_the_first_visit_after_a_start_gets_the_studio_itself(studio, page):
+    """A teammate's link opened first after `rsr app` starts: the studio's navigation and layout, not
+    Streamlit's listing of the page files run on their own."""
+    (tid,) = _query(studio, "SELECT trajectory_id FROM trajectories ORDER BY 1 LIMIT 1")[0]
+    with serving(studio) as url:  # a fresh server: this is its first visit
+        page.goto(f"{url}/trajectories?trajectory={tid}")
+        shown(page, "step 1 · ")
+        nav = page.locator('[data-testid="stSidebarNav"]').inner_text().split()
+        assert nav == ["Overview", "Trajectories", "Diff", "Runbooks", "Rewrite", "Similarity", "Export"]
+        wide = page.evaluate("() => document.querySelector('[data-testid=stMainBlockContainer]').offsetWidth")
+        assert wide > 1000, f"the page is not laid out wide ({wide} px)"
+        shot(page, "first-visit-deep-link")

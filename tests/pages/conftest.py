@@ -42,7 +42,7 @@ def empty_db(tmp_path, monkeypatch) -> Path:
 
 def page(name: str, **query: str) -> AppTest:
     """Run one page of the app."""
-    at = AppTest.from_file(str(ROOT / "rsr_core" / "ui" / "pages" / f"{name}.py"), default_timeout=60)
+    at = AppTest.from_file(str(ROOT / "rsr_core" / "ui" / "screens" / f"{name}.py"), default_timeout=60)
     for key, value in query.items():
         at.query_params[key] = value
     return at.run()
