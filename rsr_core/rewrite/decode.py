@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bz2
 import codecs
+import lzma
 import re
 import urllib.parse
 import zlib
@@ -61,13 +63,19 @@ def unescape(text: str, c_octal: bool = False) -> str:
 
 
 def inflate(raw: bytes) -> bytes:
-    """A gzip stream decompressed (at most MAX_INFLATED bytes), or the bytes as they are."""
-    if not raw.startswith(_GZIP_MAGIC):
-        return raw
+    """A gzip, zlib, bzip2 or xz stream decompressed (at most MAX_INFLATED bytes), or the bytes as they are."""
     try:
-        return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(raw, MAX_INFLATED)
-    except zlib.error:
+        if raw.startswith(_GZIP_MAGIC):
+            return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(raw, MAX_INFLATED)
+        if len(raw) > 2 and raw[0] == 0x78 and (raw[0] * 256 + raw[1]) % 31 == 0:
+            return zlib.decompressobj().decompress(raw, MAX_INFLATED)
+        if raw.startswith(b"BZh"):
+            return bz2.BZ2Decompressor().decompress(raw, MAX_INFLATED)
+        if raw.startswith(b"\xfd7zXZ\x00"):
+            return lzma.LZMADecompressor().decompress(raw, MAX_INFLATED)
+    except (zlib.error, OSError, EOFError, lzma.LZMAError):
         return raw
+    return raw
 
 
 def _printable(raw: bytes) -> str | None:

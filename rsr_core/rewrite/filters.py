@@ -1,8 +1,8 @@
 """The commands whose output is a pure function of their arguments and input, for shellnorm: echo, printf, cat
-of files written earlier, tee, the calculators (let, expr, bc), read (into variables), xargs, and filters that
-only re-encode or rewrite text (base64 -d, base32 -d, xxd -r [-p], rev, tr, sed s/y, paste -s; gzip inside
-an encoding is inflated). Any other command passes its input through unchanged (grep, sort, head … keep most
-of what they read)."""
+of files written earlier, tee, the calculators (let, expr, bc), read and set -- (into variables), xargs, and
+filters that only re-encode or rewrite text (base64 -d, base32 -d, xxd -r [-p], rev, tr, sed s/y, cut, sort,
+tac, paste -s, envsubst; a gzip, zlib, bzip2 or xz stream inside an encoding is inflated). Any other command
+passes its input through unchanged (grep, head … keep most of what they read)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import base64
 import binascii
 import re
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING
 
 from rsr_core.rewrite.decode import inflate, unescape
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 
 _XXD_LINE = re.compile(r"^\s*[0-9A-Fa-f]+:\s?((?:[0-9A-Fa-f]{2,4} ?)+)", re.M)
 MAX_RANGE = 1024  # a tr range wider than this is not a re-encoding worth following
-_SPEC = re.compile(r"%(%|[-+ #0]*\d*(?:\.\d+)?([sbdicxXo]))")
+_SPEC = re.compile(r"%(%|[-+ #0]*\d*(?:\.(\d*))?([sbdicxXo]))")
 
 
 _BASE_N = re.compile(r"\b(\d{1,2})#([0-9A-Za-z@_]+)")
@@ -44,7 +45,17 @@ def shell_arithmetic(expr: str, env: dict[str, str]) -> str | None:
     return arithmetic(expr.replace("\\*", "*"))
 
 
-def _convert(kind: str, arg: str) -> str:
+def set_positional(args: list[str], env: dict[str, str], first: int = 1) -> None:
+    """Positional parameters ($1…, or $0… for `sh -c CODE ARG0 …`) as `set --` or a shell's arguments set them."""
+    for k in range(10):
+        env.pop(str(k), None) if k >= first else None
+    for k, value in enumerate(args[: 10 - first], first):
+        env[str(k)] = value
+
+
+def _convert(kind: str, arg: str, precision: str | None = None) -> str:
+    if kind in "sb" and precision is not None:
+        return _convert(kind, arg)[: int(precision or 0)]
     if kind == "b":
         return unescape(arg)
     if kind == "c":
@@ -68,7 +79,7 @@ def _format_once(fmt: str, args: list[str]) -> tuple[str, int]:
         if m.group(1) == "%":
             out.append("%")
             continue
-        out.append(_convert(m.group(2), args[used] if used < len(args) else ""))
+        out.append(_convert(m.group(3), args[used] if used < len(args) else "", m.group(2)))
         used += 1
     out.append(fmt[pos:])
     return "".join(out), used
@@ -269,6 +280,77 @@ def _paste(args: list[str], data: str) -> str:
     return "".join(out) + "\n"
 
 
+def _ranges(spec: str) -> list[tuple[int, int]]:
+    out = []
+    for part in spec.split(","):
+        a, dash, b = part.partition("-")
+        try:
+            lo = int(a) if a else 1
+            hi = (int(b) if b else 10**9) if dash else lo
+        except ValueError:
+            return []
+        out.append((lo, hi))
+    return out
+
+
+def _cut(args: list[str], data: str) -> str:
+    """cut -c LIST, or -d D -f LIST [--output-delimiter S]."""
+    opts: dict[str, str] = {}
+    k = 0
+    while k < len(args):
+        a = args[k]
+        if a.startswith("--output-delimiter="):
+            opts["o"] = a.split("=", 1)[1]
+        elif a[:2] in ("-c", "-b", "-f", "-d"):
+            value = a[2:] if len(a) > 2 else (args[k + 1] if k + 1 < len(args) else "")
+            k += 0 if len(a) > 2 else 1
+            opts[a[1]] = value
+        k += 1
+    lines = data.split("\n")
+    if "c" in opts or "b" in opts:
+        spans = _ranges(opts.get("c", opts.get("b", "")))
+        return "\n".join(
+            "".join(ch for i, ch in enumerate(line, 1) if any(lo <= i <= hi for lo, hi in spans))
+            for line in lines
+        )
+    if "f" in opts:
+        spans, delim = _ranges(opts["f"]), opts.get("d", "\t")[:1] or "\t"
+        joiner = opts.get("o", delim)
+        return "\n".join(
+            joiner.join(
+                x for i, x in enumerate(line.split(delim), 1) if any(lo <= i <= hi for lo, hi in spans)
+            )
+            for line in lines
+        )
+    return data
+
+
+def _in_base(number: re.Match[str], base: int) -> str:
+    digits = number.group()
+    return str(int(digits, base)) if all(int(c, 16) < base for c in digits) else digits
+
+
+def _bc(data: str, env: dict[str, str]) -> str:
+    """bc's statements: arithmetic, with `ibase=N` read for the numbers after it."""
+    out, base = [], 10
+    for stmt in re.split(r"[;\n]", data):
+        stmt = stmt.strip()
+        if m := re.fullmatch(r"ibase\s*=\s*(\d+)", stmt):
+            base = int(m.group(1)) if 2 <= int(m.group(1)) <= 16 else base
+            continue
+        if not stmt or re.match(r"[a-z]+\s*=", stmt):
+            continue
+        if base != 10:
+            stmt = re.sub(r"\b[0-9A-F]+\b", partial(_in_base, base=base), stmt)
+        value = shell_arithmetic(stmt, env)
+        if value is not None:
+            out.append(value + "\n")
+    return "".join(out)
+
+
+_ENV_REF = re.compile(r"\$(?:\{(\w+)\}|(\w+))")
+
+
 def run(words: list[str], stdin: str | None, view: ShellView) -> str | None:
     """A command's output when it can be known from its words and input; otherwise its input passed through."""
     if not words:
@@ -296,6 +378,13 @@ def run(words: list[str], stdin: str | None, view: ShellView) -> str | None:
     if name == "expr" and len(args) > 2:
         value = shell_arithmetic(" ".join(args), view.env)
         return value + "\n" if value is not None else None
+    if name == "set" and "--" in args:
+        set_positional(args[args.index("--") + 1 :], view.env)
+        return None
+    if name == "sed" and any(a.startswith("-i") for a in args):
+        for target in (a for a in args[1:] if not a.startswith("-") and a in view.files):
+            view.files[target] = _sed(args, view.files[target])
+        return None
     if name == "read":
         _read(args, stdin, view)
         return None
@@ -324,8 +413,19 @@ def run(words: list[str], stdin: str | None, view: ShellView) -> str | None:
         view.notes.add("xxd -r")  # the dump format: offset, hex groups, then the text column
         return _decode("hex", "".join(m.group(1) for m in _XXD_LINE.finditer(stdin)))
     if name == "bc":
-        values = [shell_arithmetic(line, view.env) for line in stdin.split("\n") if line.strip()]
-        return "".join(v + "\n" for v in values if v is not None)
+        return _bc(stdin, view.env)
+    if name == "cut":
+        return _cut(args, stdin)
+    if name == "tac":
+        lines = stdin.rstrip("\n").split("\n")
+        return "\n".join(reversed(lines)) + "\n"
+    if name == "sort" and not [a for a in args if not a.startswith("-")]:
+        lines = sorted(
+            stdin.rstrip("\n").split("\n"), reverse=any("r" in a for a in args if a.startswith("-"))
+        )
+        return "\n".join(lines) + "\n"
+    if name == "envsubst":
+        return _ENV_REF.sub(lambda m: view.env.get(m.group(1) or m.group(2), ""), stdin)
     if name == "sed":
         view.notes.add("sed")
         return _sed(args, stdin)

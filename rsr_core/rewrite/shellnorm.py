@@ -52,6 +52,15 @@ def braces(word: str) -> list[str]:
     return out[:MAX_BRACE_WORDS]
 
 
+def _special(name: str, env: dict[str, str]) -> str:
+    """$0…$9 (positional parameters set by `set --` or `sh -c CODE ARGS`), $@ and $*; other specials empty."""
+    if name.isdigit():
+        return env.get(name, "")
+    if name in "@*":
+        return " ".join(env[str(k)] for k in range(1, 10) if str(k) in env)
+    return ""
+
+
 def _glob(pattern: str, greedy: bool = True) -> str | None:
     """A shell glob (`*`, `?`, `[…]`) as a regular expression; None when it is too long to be a value."""
     if len(pattern) > 200:
@@ -281,7 +290,7 @@ class _Reader:
             j += 1
         if j == i + 1:
             self.i = i + 2 if i + 1 < len(src) and src[i + 1] in "@*#?$!-0123456789" else i + 1
-            return "" if self.i == i + 2 else "$"
+            return _special(src[i + 1], self.view.env) if self.i == i + 2 else "$"
         self.i = j
         return self.view.env.get(src[i + 1 : j], "")
 

@@ -116,6 +116,8 @@ def run_pipeline(pipeline: list[Command], view: ShellView, reread: Callable[[str
         how = _how_words(words, alone)
         view.text += [w for w in words if w not in how] + [t for _, t in cmd.redirs]
         program = program_of(words, cmd.stdin, targets)
+        if program is not None and program[0] == "shell" and "-c" in words[:-1]:
+            filters.set_positional(words[words.index("-c") + 2 :], view.env, first=0)
         if program is not None and _program(*program, view, reread):
             if program[1] in view.text:
                 view.text.remove(program[1])  # its data replaces it
