@@ -31,6 +31,12 @@ _NOT_CONTEXT = {
     "task.toml",
     "instruction.md",
 }
+MAX_CONTEXT_BYTES = 4 * 2**30
+"""The most bytes a task's build context may copy: a sparse file, hard links to one big file or links to one
+directory named many times would otherwise fill the disk with the copy (and the engine with the build)."""
+MAX_CONTEXT_ENTRIES = 100_000
+"""The most files, directories and links a build context may copy (directories linking twice to the next,
+thirty deep, are a billion copies of nothing)."""
 _FROM = re.compile(r"^(\s*FROM\s+)(?:--platform=\S+\s+)?(\S+)(.*)$", re.I | re.M)
 
 
@@ -181,10 +187,17 @@ class _ContextCopy:
         self.hidden = [self.root / name for name in _NOT_CONTEXT]
         self.dest = Path()
         self._copying: set[Path] = set()
+        self._bytes = 0
+        self._entries = 0
+        self._dry = False
 
     def copy_to(self, dest: Path) -> None:
-        """Copy the context into `dest` (which must not exist)."""
+        """Copy the context into `dest` (which must not exist), after a first pass that copies nothing and
+        checks the whole context against the limits (nothing is written for a context that is refused)."""
         self.dest = dest
+        self._dry = True
+        self._dir(self.ctx, dest)
+        self._dry, self._bytes, self._entries = False, 0, 0
         self._dir(self.ctx, dest)
 
     def _refuse(self, src: Path, problem: str) -> ImageError:
@@ -194,21 +207,41 @@ class _ContextCopy:
             shown = str(src)
         return ImageError(f"task {self.task_id}: {shown}: {problem}; not copied into the build context")
 
+    def _count(self, src: Path, size: int) -> None:
+        """Account for one more entry of `size` bytes; refuse a context that grows past the limits."""
+        self._entries += 1
+        self._bytes += size
+        if self._entries > MAX_CONTEXT_ENTRIES:
+            raise self._refuse(
+                src,
+                f"the build context would hold more than {MAX_CONTEXT_ENTRIES:,} files, directories and links",
+            )
+        if self._bytes > MAX_CONTEXT_BYTES:
+            raise self._refuse(
+                src,
+                f"the build context would hold more than {MAX_CONTEXT_BYTES:,} bytes (a sparse file, or a file "
+                "or directory copied many times?)",
+            )
+
     def _dir(self, src: Path, dest: Path) -> None:
-        dest.mkdir()
+        if not self._dry:
+            dest.mkdir()
         with os.scandir(src) as it:
             children = sorted(it, key=lambda e: e.name)
         for child in children:
             path = Path(child.path)
             if path in self.hidden:
                 continue  # a Terminal-Bench 1 context is the task root: its hidden files stay out
-            mode = child.stat(follow_symlinks=False).st_mode
+            info = child.stat(follow_symlinks=False)
+            mode = info.st_mode
+            self._count(path, info.st_size if stat.S_ISREG(mode) else 0)
             if stat.S_ISLNK(mode):
                 self._link(path, dest / child.name)
             elif stat.S_ISDIR(mode):
                 self._dir(path, dest / child.name)
             elif stat.S_ISREG(mode):
-                shutil.copy2(path, dest / child.name, follow_symlinks=False)
+                if not self._dry:
+                    shutil.copy2(path, dest / child.name, follow_symlinks=False)
             else:
                 raise self._refuse(path, "a special file (FIFO, socket or device)")
 
@@ -222,7 +255,8 @@ class _ContextCopy:
             raise self._refuse(src, "symlink to the task's hidden tests or solution")
         if _inside(target, self.ctx):
             place = self.dest / target.relative_to(self.ctx)
-            os.symlink(os.path.relpath(place, dest.parent), dest)
+            if not self._dry:
+                os.symlink(os.path.relpath(place, dest.parent), dest)
         elif target.is_dir():
             if target in self._copying:
                 raise self._refuse(src, "symlink loop")
@@ -233,9 +267,12 @@ class _ContextCopy:
             self._link_file(src, target, dest)
 
     def _link_file(self, src: Path, target: Path, dest: Path) -> None:
-        if not stat.S_ISREG(os.stat(target).st_mode):
+        info = os.stat(target)
+        if not stat.S_ISREG(info.st_mode):
             raise self._refuse(src, "symlink to a special file (FIFO, socket or device)")
-        shutil.copy2(target, dest, follow_symlinks=False)
+        self._count(src, info.st_size)
+        if not self._dry:
+            shutil.copy2(target, dest, follow_symlinks=False)
 
 
 class Digest(Protocol):

@@ -1,0 +1,77 @@
+"""A task's build context cannot make the copy (or the build) fill the disk: sparse files, hard links to one
+big file and directories linked many times are refused before they are copied, on the real Docker engine."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from rsr_core.ingest.tasks import read_harbor_task
+from rsr_core.sandbox.images import MAX_CONTEXT_BYTES, MAX_CONTEXT_ENTRIES, ImageError, task_image
+from rsr_core.settings import Settings
+from tests.ingest.hostile import harbor_task
+
+pytestmark = pytest.mark.docker
+
+
+def _contexts_left() -> list[str]:
+    return sorted(p for p in os.listdir(tempfile.gettempdir()) if p.startswith("rsr-ctx-"))
+
+
+def _refused(docker_engine, task: Path) -> str:
+    before = _contexts_left()
+    started = time.monotonic()
+    with pytest.raises(ImageError) as refused:
+        task_image(docker_engine, read_harbor_task(task), Settings())
+    assert time.monotonic() - started < 30
+    assert _contexts_left() == before  # the partial copy is gone
+    assert docker_engine.images.list(filters={"label": f"rsr.task={task.name}"}) == []
+    return str(refused.value)
+
+
+@pytest.mark.timeout(120)
+def test_a_sparse_file_in_the_environment_is_not_copied(docker_engine, tmp_path):
+    # Seen: a 5 GiB sparse file (no disk used) was copied block by block into the context, filling /tmp.
+    task = harbor_task(tmp_path / f"sparse-{uuid.uuid4().hex[:8]}", name="sparse")
+    with (task / "environment" / "model.bin").open("wb") as handle:
+        handle.truncate(5 * 2**30)
+    message = _refused(docker_engine, task)
+    assert message == (
+        f"task sparse: environment/model.bin: the build context would hold more than {MAX_CONTEXT_BYTES:,} "
+        "bytes (a sparse file, or a file or directory copied many times?); not copied into the build context"
+    )
+
+
+@pytest.mark.timeout(120)
+def test_links_to_one_big_file_are_counted_each_time(docker_engine, tmp_path):
+    task = harbor_task(tmp_path / "links", name="links")
+    big = task / "data.bin"  # in the task, outside the context: each link is copied as the file's content
+    with big.open("wb") as handle:
+        handle.truncate(2**30)
+    for n in range(6):
+        os.symlink("../data.bin", task / "environment" / f"copy{n}.bin")
+    message = _refused(docker_engine, task)
+    assert message.startswith("task links: environment/copy3.bin: the build context would hold more than")
+
+
+@pytest.mark.timeout(120)
+def test_directories_linked_twice_at_every_level_are_refused(docker_engine, tmp_path):
+    # Thirty levels of a directory holding two links to the next: a billion directories once copied.
+    task = harbor_task(tmp_path / "laughs", name="laughs")
+    levels = task / "levels"
+    for n in range(30):
+        (levels / f"d{n}").mkdir(parents=True)
+        if n:
+            for name in ("a", "b"):
+                os.symlink(f"../d{n}", levels / f"d{n - 1}" / name)
+    os.symlink("../levels/d0", task / "environment" / "tree")
+    message = _refused(docker_engine, task)
+    assert message.startswith("task laughs: ") and message.endswith(
+        f"the build context would hold more than {MAX_CONTEXT_ENTRIES:,} files, directories and links; not "
+        "copied into the build context"
+    )
