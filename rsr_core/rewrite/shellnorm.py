@@ -1,13 +1,14 @@
 """What typed shell text spells out once the shell has read it, without running anything.
 
 A small, tolerant reading of bash: quotes are removed and adjacent pieces joined (`"ZR""-8841"`), `$'…'` and
-escapes decoded, brace expansion applied, variables assigned earlier in the session expanded (`a=ZR; echo
-"$a-8841"`) with the parameter operations (`${v//a/b}`, `${v#p}`, `${v%p}`, `${v^^}`, `${v:+w}`, `${v:1:2}`),
-`$((…))` and `$[…]` computed (session variables, octal, hex and `BASE#` literals), `$(echo …)` substituted,
-here-doc bodies read, Python programs (`python3 -c`, here-docs fed
-to python or written to a .py file) replaced by the data they spell out, and the output of echo / printf /
-here-docs followed through the filters that only re-encode it (base64 -d, xxd -r -p, rev, tr, cat, tee) into
-the terminal or into files (`>`, `>>`). Anything it does not understand passes through as text.
+escapes decoded, brace expansion applied, `for … in` loops read once per item, arrays and functions (called
+with their arguments as positional parameters) kept, variables assigned earlier in the session expanded
+(`a=ZR; echo "$a-8841"`) with the parameter operations (`${v//a/b}`, `${v#p}`, `${v%p}`, `${v^^}`, `${v:+w}`,
+`${v:1:2}`), `$((…))` and `$[…]` computed (session variables, octal, hex and `BASE#` literals), `$(echo …)`
+substituted, here-doc bodies read, Python programs (`python3 -c`, here-docs fed to python or written to a .py
+file) replaced by the data they spell out, and the output of echo / printf / here-docs followed through the
+filters that only re-encode it (base64 -d, xxd -r -p, rev, tr, cat, tee) into the terminal or into files (`>`,
+`>>`). Anything it does not understand passes through as text.
 """
 
 from __future__ import annotations
@@ -22,6 +23,31 @@ _OPS = ("&&", "||", ";;", ";", "|", "&", "(", ")", "\n")
 _REDIRS = ("<<<", "<<-", "<<", ">>", ">|", ">&", "&>", "<", ">")
 MAX_DEPTH = 6
 _DATA_WORD = re.compile(r"[^\s#]*\d[^\s#]*")
+_ARRAY_NAME = re.compile(r"^[A-Za-z_]\w*\+?$")
+_LOOP = re.compile(
+    r"\bfor[ \t]+([A-Za-z_]\w*)[ \t]+in[ \t]+([^;\n]*?)[ \t]*[;\n]\s*do\b(.*?)[;\n]\s*done\b", re.S
+)
+MAX_LOOP_ITEMS = 64
+
+
+def unroll_loops(src: str) -> str:
+    """`for v in a b; do BODY; done` read as its iterations (v=a; BODY; v=b; BODY) followed by one command that
+    prints what the iterations print together, so that a redirection after `done` gets the loop's output."""
+    if "for" not in src or "done" not in src:
+        return src
+
+    def unroll(m: re.Match[str]) -> str:
+        name, body = m.group(1), m.group(3).strip().rstrip(";")
+        items = [w for raw in m.group(2).split()[:MAX_LOOP_ITEMS] for w in braces(raw)][:MAX_LOOP_ITEMS]
+        if not items or "for" in body:
+            return m.group()
+        runs = [f"{name}={item}; {body}" for item in items]
+        joined = "".join(f"$({run})" for run in runs)
+        return "; ".join(runs) + f"; printf %s {joined}"
+
+    return _LOOP.sub(unroll, src)
+
+
 _BRACES = re.compile(r"\{[^{}\s]*(?:,|\.\.)[^{}\s]*\}")
 _QUOTING = re.compile(r"[\"'$`\\]")
 MAX_BRACE_WORDS = 256
@@ -125,8 +151,12 @@ class _Reader:
                     pipeline.append(Command())
                     continue
                 if op == "(" and self.src[self.i :].lstrip(" \t").startswith(")") and pipeline[-1].words:
-                    pipeline[-1].words.pop()  # name() { …; }: a function's name is code
+                    fname = pipeline[-1].words.pop()  # name() { …; }: a function's name is code
                     self.i = self.src.index(")", self.i) + 1
+                    brace = self.src.find("{", self.i)
+                    if brace >= 0 and not self.src[self.i : brace].strip():
+                        end = self._matching(brace + 1, "{", "}")
+                        self.view.env[f"{fname}()"] = self.src[brace + 1 : end]  # read again at each call
                     continue
                 queued.append(pipeline)
                 pipeline = [Command()]
@@ -149,7 +179,7 @@ class _Reader:
     def reread(self, src: str) -> None:
         """Read a nested shell program (bash -c, eval, a .sh here-doc) into the same view."""
         if self.depth < MAX_DEPTH:
-            _Reader(src, self.view, self.depth + 1).run()
+            _Reader(unroll_loops(src), self.view, self.depth + 1).run()
 
     def _redirect(self, cmd: Command, redir: str) -> None:
         while self.peek() in (" ", "\t"):
@@ -189,6 +219,8 @@ class _Reader:
         stops = " \t\r\n;&|()<>"
         while self.i < len(self.src) and self.src[self.i] not in stops:
             ch = self.src[self.i]
+            if ch == "=" and self.peek(2) == "=(" and _ARRAY_NAME.match("".join(out)):
+                return self._array("".join(out))
             if ch == "'":
                 end = self.src.find("'", self.i + 1)
                 self.open = self.open or end < 0
@@ -215,6 +247,32 @@ class _Reader:
                 out.append(ch)
                 self.i += 1
         return "".join(out)
+
+    def _array(self, name: str) -> str:
+        """`name=(a b c)` / `name+=(d)`: the elements kept as name[0]… and name[@]; the word reads name=a."""
+        end = self._matching(self.i + 2, "(", ")")
+        inner = _Reader(self.src[self.i + 2 : end], self.view, self.depth + 1)
+        self.i = end + 1
+        items: list[str] = []
+        while inner.i < len(inner.src) and len(items) < MAX_BRACE_WORDS:
+            if inner.src[inner.i] in " \t\r\n":
+                inner.i += 1
+                continue
+            start = inner.i
+            word = inner.word()
+            items.append(word)
+            if inner.i == start:
+                inner.i += 1
+        env = self.view.env
+        base = name.rstrip("+")
+        first = int(env.get(f"{base}[#]", "0")) if name.endswith("+") else 0
+        for k, item in enumerate(items, first):
+            env[f"{base}[{k}]"] = item
+        env[f"{base}[#]"] = str(first + len(items))
+        env[f"{base}[@]"] = " ".join(env.get(f"{base}[{k}]", "") for k in range(first + len(items)))
+        env[f"{base}[@@]"] = "".join(env.get(f"{base}[{k}]", "") for k in range(first + len(items)))
+        self.view.text += items
+        return f"{base}={env.get(f'{base}[0]', '')}"
 
     def _closing_double(self, j: int) -> int:
         while j < len(self.src) and self.src[j] != '"':
@@ -303,6 +361,13 @@ class _Reader:
         else:
             rest = ""
         value = self.view.env.get(name, "")
+        if rest.startswith("[") and "]" in rest:
+            index, rest = rest[1 : rest.index("]")], rest[rest.index("]") + 1 :]
+            whole = index in ("@", "*")
+            key = "@" if whole else shell_arithmetic(self._inner(index), self.view.env)
+            value = self.view.env.get(f"{name}[{key}]", "")
+            if whole:  # the elements as separate words: printf %s and friends join them
+                self.view.text.append(self.view.env.get(f"{name}[@@]", ""))
         if rest.startswith(":") and not rest.startswith((":-", ":=", ":+", ":?")):
             nums = [shell_arithmetic(p.strip() or "0", self.view.env) for p in rest[1:].split(":")]
             known = [n for n in nums if n is not None]
@@ -366,13 +431,13 @@ class _Reader:
 def read_shell(src: str, view: ShellView | None = None, depth: int = 0) -> ShellView:
     """Read `src` as bash would (see the module docstring) into `view` (a new one by default)."""
     view = view if view is not None else ShellView()
-    _Reader(src, view, depth).run()
+    _Reader(unroll_loops(src), view, depth).run()
     return view
 
 
 def read_more(src: str, view: ShellView) -> bool:
     """Read `src` into `view`, a session's state so far; True when it ends at a clean line end (no open quote,
     substitution or here-doc), so that what follows can be read on its own from the resulting state."""
-    reader = _Reader(src, view, 0)
+    reader = _Reader(unroll_loops(src), view, 0)
     reader.run()
     return src.endswith("\n") and not reader.open and not reader.pending

@@ -14,6 +14,7 @@ from rsr_core.rewrite.pyfold import python_data
 _SEP_WORDS = {"{", "}", "then", "do", "else", "fi", "done", "if", "while", "until", "!", "elif", "esac"}
 _NAME = re.compile(r"^[A-Za-z_][\w.+-]*$")  # a command name (a path to a program is a value: kept)
 _DIGITS = re.compile(r"\d{3}")
+MAX_CALLS = 1000  # function calls read in one session (a call fan-out cannot multiply the work)
 _INSTALLERS = {"pip", "pip3", "apt-get", "apt", "npm", "yarn", "gem", "cargo", "go", "conda", "pipx", "brew"}
 
 
@@ -115,6 +116,14 @@ def run_pipeline(pipeline: list[Command], view: ShellView, reread: Callable[[str
         alone = len(words) == 1 and len(pipeline) == 1 and not cmd.redirs and cmd.stdin is None
         how = _how_words(words, alone)
         view.text += [w for w in words if w not in how] + [t for _, t in cmd.redirs]
+        if words and f"{words[0]}()" in view.env:  # a call of a function defined earlier, with its arguments
+            calls = int(view.env.get("#calls", "0")) + 1
+            view.env["#calls"] = str(calls)
+            if calls <= MAX_CALLS:
+                filters.set_positional(words[1:], view.env)
+                reread(view.env[f"{words[0]}()"])
+            data = None
+            continue
         program = program_of(words, cmd.stdin, targets)
         if program is not None and program[0] == "shell" and "-c" in words[:-1]:
             filters.set_positional(words[words.index("-c") + 2 :], view.env, first=0)
