@@ -14,6 +14,8 @@ from rsr_core.rewrite.pyfold import python_data
 _SEP_WORDS = {"{", "}", "then", "do", "else", "fi", "done", "if", "while", "until", "!", "elif", "esac"}
 _NAME = re.compile(r"^[A-Za-z_][\w.+-]*$")  # a command name (a path to a program is a value: kept)
 _DIGITS = re.compile(r"\d{3}")
+MAX_JOINED_PIECES = 8  # a program's inputs joined two by two (at most 56 readings)
+MAX_JOINED_INPUT = 400
 MAX_CALLS = 1000  # function calls read in one session (a call fan-out cannot multiply the work)
 _INSTALLERS = {"pip", "pip3", "apt-get", "apt", "npm", "yarn", "gem", "cargo", "go", "conda", "pipx", "brew"}
 
@@ -96,6 +98,18 @@ def _program(kind: str, code: str, view: ShellView, reread: Callable[[str], None
     return True
 
 
+def _joined_inputs(words: list[str], code: str, stdin: str | None) -> list[str]:
+    """A program's data from outside its code (arguments, `-v name=value`, a few words of input), joined two by two
+    in either order: what `sys.argv[1] + sys.argv[2]`, `print a b` or `$2 $1` may spell."""
+    pieces = [
+        w.partition("=")[2] if "=" in w else w for w in words[1:] if w != code and not w.startswith("-")
+    ]
+    if stdin is not None and stdin != code and len(stdin) <= MAX_JOINED_INPUT:
+        pieces += stdin.split()
+    pieces = [p for p in dict.fromkeys(pieces) if p][:MAX_JOINED_PIECES]
+    return [a + b for a in pieces for b in pieces if a is not b]
+
+
 def run_pipeline(pipeline: list[Command], view: ShellView, reread: Callable[[str], None]) -> None:
     """Run one pipeline on the session's state: assignments, programs, known commands, redirections."""
     data: str | None = None
@@ -130,6 +144,8 @@ def run_pipeline(pipeline: list[Command], view: ShellView, reread: Callable[[str
         if program is not None and _program(*program, view, reread):
             if program[1] in view.text:
                 view.text.remove(program[1])  # its data replaces it
+            if program[0] != "shell":
+                view.python += _joined_inputs(words, program[1], stdin)
             data = None  # what a program prints is not known, and a source file written is code, not data
             continue
         if cmd.stdin is not None:
