@@ -393,6 +393,13 @@ def run(words: list[str], stdin: str | None, view: ShellView) -> str | None:
         while i < len(args) and args[i].startswith("-"):
             i += 2 if args[i] in ("-d", "-n", "-I", "-L", "-P", "-s", "-E") else 1
         return run((args[i:] or ["echo"]) + stdin.split(), None, view)
+    if name == "dd":
+        opts = dict(a.split("=", 1) for a in args if "=" in a)
+        if "of" in opts and stdin is not None:
+            append = "append" in opts.get("oflag", "")
+            view.files[opts["of"]] = (view.files.get(opts["of"], "") if append else "") + stdin
+            return None
+        return view.files.get(opts.get("if", ""), stdin)
     if name == "tee":
         for f in (a for a in args if not a.startswith("-")):
             previous = view.files.get(f, "") if "-a" in args else ""
@@ -429,6 +436,10 @@ def run(words: list[str], stdin: str | None, view: ShellView) -> str | None:
     if name == "sed":
         view.notes.add("sed")
         return _sed(args, stdin)
+    if name == "perl" and (flag := next((a for a in args if re.fullmatch(r"-[lnp]*p[lnp]*e", a)), None)):
+        view.notes.add("perl -pe")  # its s/…/…/ and y/…/…/ as sed -E reads them
+        k = args.index(flag)
+        return _sed(["-E", "-e", args[k + 1]], stdin) if k + 1 < len(args) else stdin
     if name == "paste":
         return _paste(args, stdin)
     if name in ("gunzip", "zcat") or (name == "gzip" and decoding):

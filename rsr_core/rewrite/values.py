@@ -124,7 +124,11 @@ class Session:
         through = ", ".join(sorted(view.notes))
         items = (
             ("", tuple(view.text)),
-            (f"output of {through}" if through else "", (*view.output, *view.files.values())),
+            # what each command printed, and the terminal as a whole (`echo -n a; echo b` shows `ab`)
+            (
+                f"output of {through}" if through else "",
+                (*view.output, "".join(view.output), *view.files.values()),
+            ),
             ("built by Python", tuple(view.python)),
             ("joined string literals", tuple(_joined_literals(self.typed))),
         )
