@@ -12,8 +12,12 @@ from rsr_core.rewrite.pyfold import arithmetic
 Kind = Literal["python", "shell", "code"]
 _PYTHON = re.compile(r"^(?:.*/)?python[0-9.]*$")
 _SHELLS = {"bash", "sh", "dash", "zsh"}
-_INLINE = {"perl": "-e", "ruby": "-e", "node": "-e", "php": "-r", "awk": "", "gawk": "", "mawk": ""}
-_AWK_VALUE_FLAGS = {"-F", "-v", "-f"}
+_INLINE = {"perl": "-e", "ruby": "-e", "node": "-e", "php": "-r", "awk": "", "gawk": "", "mawk": "", "jq": ""}
+# options followed by values (how many) before the program of awk or jq
+_VALUE_FLAGS = {
+    "-F": 1, "-v": 1, "-f": 1, "--arg": 2, "--argjson": 2, "--slurpfile": 2, "--rawfile": 2,
+    "--from-file": 1, "-L": 1, "--indent": 1,
+}  # fmt: skip
 CODE_EXTENSIONS = frozenset(
     [
         ".c",
@@ -55,7 +59,7 @@ def _inline_program(name: str, args: list[str]) -> str | None:
         return args[args.index(flag) + 1] if flag in args[:-1] else None
     i = 0
     while i < len(args) and args[i].startswith("-"):
-        i += 2 if args[i] in _AWK_VALUE_FLAGS else 1
+        i += 1 + _VALUE_FLAGS.get(args[i], 0)
     return args[i] if i < len(args) else None
 
 

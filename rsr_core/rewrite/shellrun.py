@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -98,6 +99,25 @@ def _program(kind: str, code: str, view: ShellView, reread: Callable[[str], None
     return True
 
 
+def _json_strings(text: str) -> list[str]:
+    """The string values of a JSON document (what jq joins), or [] when it is not JSON."""
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return []
+    out: list[str] = []
+    todo = [doc]
+    while todo and len(out) < MAX_JOINED_PIECES:
+        item = todo.pop(0)
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, dict):
+            todo += list(item.values())
+        elif isinstance(item, list):
+            todo += item
+    return out
+
+
 def _joined_inputs(words: list[str], code: str, stdin: str | None) -> list[str]:
     """A program's data from outside its code (arguments, `-v name=value`, a few words of input), joined two by two
     in either order: what `sys.argv[1] + sys.argv[2]`, `print a b` or `$2 $1` may spell."""
@@ -105,7 +125,7 @@ def _joined_inputs(words: list[str], code: str, stdin: str | None) -> list[str]:
         w.partition("=")[2] if "=" in w else w for w in words[1:] if w != code and not w.startswith("-")
     ]
     if stdin is not None and stdin != code and len(stdin) <= MAX_JOINED_INPUT:
-        pieces += stdin.split()
+        pieces += _json_strings(stdin) or stdin.split()
     pieces = [p for p in dict.fromkeys(pieces) if p][:MAX_JOINED_PIECES]
     return [a + b for a in pieces for b in pieces if a is not b]
 
