@@ -192,10 +192,10 @@ class Entry:
     """For a special file: what it is ("a FIFO", …)."""
 
 
-def list_tree(root: Path) -> list[Entry]:
+def list_tree(root: Path, limit: int | None = None) -> list[Entry]:
     """Every entry under `root` in a stable order, links listed (with their resolved target), never followed.
 
-    An unreadable directory is a FormatError naming it."""
+    An unreadable directory is a FormatError naming it, and so is a tree of more than `limit` entries."""
     out: list[Entry] = []
     stack = [(root, "")]
     while stack:
@@ -206,6 +206,8 @@ def list_tree(root: Path) -> list[Entry]:
         except OSError as exc:
             raise FormatError(f"{prefix or '.'}: cannot read directory: {exc.strerror}") from None
         subdirs = []
+        if limit is not None and len(out) + len(children) > limit:
+            raise FormatError(f"{prefix or '.'}: more than {limit:,} files, directories and links; not read")
         for child in children:
             rel = f"{prefix}{child.name}"
             path = Path(child.path)

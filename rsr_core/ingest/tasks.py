@@ -18,7 +18,17 @@ import yaml
 
 from rsr_core.formats.control import task_id_of
 from rsr_core.formats.reading import FormatError, decode_text, expect, preview
-from rsr_core.ingest.fs import Entry, inside, list_tree, read_input, read_text, real, shown, stream_input
+from rsr_core.ingest.fs import (
+    Entry,
+    inside,
+    list_tree,
+    read_input,
+    read_text,
+    real,
+    shown,
+    size_text,
+    stream_input,
+)
 from rsr_core.models import Task, TaskFile
 
 MAX_FILE_BYTES = 2_000_000
@@ -32,6 +42,14 @@ MAX_MEMORY_MB = 2**30
 MAX_TIMEOUT_SEC = 7 * 86_400.0
 """A week: a task's time budget must be a budget (infinity would let a run go on for ever)."""
 MAX_COUNT = 2**31
+MAX_TASK_ENTRIES = 100_000
+"""The most files, directories and links a task directory may hold."""
+MAX_TASK_BYTES = 4 * 2**30
+"""The most bytes a task's files (and links to files) may total: they are all hashed, and the build context
+copies them (a sparse file or hard links to one big file cost no disk and any time)."""
+MAX_KEPT_BYTES = 64 * 2**20
+"""The most text kept of one task's files: past it, files are noted by size (1,500 hard links to one 1.9 MB
+file, no disk at all, took 17 GB)."""
 
 
 def task_tree(directory: Path) -> list[Entry]:
@@ -39,8 +57,19 @@ def task_tree(directory: Path) -> list[Entry]:
 
     Raises FormatError naming the first link that resolves outside the task (or dangles) or special file."""
     root = real(directory)
-    entries = sorted(list_tree(directory), key=lambda e: PurePosixPath(e.rel).parts)
+    entries = sorted(list_tree(directory, MAX_TASK_ENTRIES), key=lambda e: PurePosixPath(e.rel).parts)
+    total = 0
     for entry in entries:
+        if entry.kind == "file" or (
+            entry.kind == "link" and entry.target is not None and entry.target.is_file()
+        ):
+            total += entry.size if entry.kind == "file" else os.stat(entry.path).st_size
+            if total > MAX_TASK_BYTES:
+                raise FormatError(
+                    f"{shown(entry.rel)}: the task's files total more than {size_text(MAX_TASK_BYTES)} "
+                    f"({MAX_TASK_BYTES:,} bytes), the limit for a task (a sparse file, or links to one big "
+                    "file?); task refused"
+                )
         if entry.kind == "special":
             raise FormatError(
                 f"{shown(entry.rel)}: {entry.what}; a task holds only files, directories and links inside it"
@@ -70,10 +99,33 @@ def _stored(entry: Entry) -> bool:
     )
 
 
-def _task_file(entry: Entry, directory: Path, role: str) -> TaskFile:
+class _Kept:
+    """How much of a task's file text is still kept (MAX_KEPT_BYTES in all)."""
+
+    def __init__(self) -> None:
+        self.left = MAX_KEPT_BYTES
+
+
+def _task_files(found: list[tuple[Entry, str]], directory: Path) -> list[TaskFile]:
+    """The files found, in that order; the hidden tests and solution are read first, so that the environment
+    cannot use up what is kept (the critic matches runbooks against their text)."""
+    kept = _Kept()
+    order = sorted(range(len(found)), key=lambda i: found[i][1] == "environment")
+    files: dict[int, TaskFile] = {i: _task_file(found[i][0], directory, found[i][1], kept) for i in order}
+    return [files[i] for i in range(len(found))]
+
+
+def _task_file(entry: Entry, directory: Path, role: str, kept: _Kept) -> TaskFile:
     size = entry.size if entry.kind == "file" else os.stat(entry.path).st_size
     if size > MAX_FILE_BYTES:
         return TaskFile(role=role, path=entry.rel, content=f"[file of {size} bytes not kept]")
+    if size > kept.left:
+        return TaskFile(
+            role=role,
+            path=entry.rel,
+            content=f"[file of {size} bytes not kept: the task's kept files reached {size_text(MAX_KEPT_BYTES)}]",
+        )
+    kept.left -= size
     data = read_input(entry.path, directory, entry.rel, MAX_FILE_BYTES)
     try:
         content = decode_text(data)
@@ -192,12 +244,15 @@ def read_harbor_task(directory: Path) -> Task:
     if allow is None and env.get("network_mode") is not None:
         allow = env["network_mode"] not in ("none", "no-network", "disabled")
     roles = {"environment": "environment", "tests": "test", "solution": "solution"}
-    files = [
-        _task_file(e, directory, roles[top])
-        for top in roles
-        for e in entries
-        if _stored(e) and PurePosixPath(e.rel).parts[0] == top and "/" in e.rel
-    ]
+    files = _task_files(
+        [
+            (e, roles[top])
+            for top in roles
+            for e in entries
+            if _stored(e) and PurePosixPath(e.rel).parts[0] == top and "/" in e.rel
+        ],
+        directory,
+    )
     return Task(
         task_id=task_id_of(name),
         name=name,
@@ -236,7 +291,7 @@ def read_tb1_task(directory: Path) -> Task:
     expect(isinstance(instruction, str), "task.yaml instruction", "a string", instruction)
     tags = meta.get("tags") or []
     expect(isinstance(tags, list), "task.yaml tags", "a list of strings", tags)
-    files: list[TaskFile] = []
+    found: list[tuple[Entry, str]] = []
     for entry in entries:
         if not _stored(entry):
             continue
@@ -249,7 +304,7 @@ def read_tb1_task(directory: Path) -> Task:
             role = "solution"
         else:
             role = "environment"
-        files.append(_task_file(entry, directory, role))
+        found.append((entry, role))
     name = meta.get("task_id") if isinstance(meta.get("task_id"), str) else directory.name
     return Task(
         task_id=task_id_of(name),
@@ -266,7 +321,7 @@ def read_tb1_task(directory: Path) -> Task:
         verifier_timeout_sec=_float(
             meta.get("max_test_timeout_sec"), "task.yaml max_test_timeout_sec", MAX_TIMEOUT_SEC
         ),
-        files=files,
+        files=_task_files(found, directory),
     )
 
 

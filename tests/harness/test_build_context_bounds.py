@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from rsr_core.ingest.tasks import read_harbor_task
+from rsr_core.models import Task
 from rsr_core.sandbox.images import MAX_CONTEXT_BYTES, MAX_CONTEXT_ENTRIES, ImageError, task_image
 from rsr_core.settings import Settings
 from tests.ingest.hostile import harbor_task
@@ -23,11 +24,13 @@ def _contexts_left() -> list[str]:
     return sorted(p for p in os.listdir(tempfile.gettempdir()) if p.startswith("rsr-ctx-"))
 
 
-def _refused(docker_engine, task: Path) -> str:
+def _refused(docker_engine, task: Path, stored: Task) -> str:
+    """Build the task as it was ingested (`stored`) from its directory as it is now: ingest refuses a task
+    this large, so these grew after it was stored."""
     before = _contexts_left()
     started = time.monotonic()
     with pytest.raises(ImageError) as refused:
-        task_image(docker_engine, read_harbor_task(task), Settings())
+        task_image(docker_engine, stored, Settings())
     assert time.monotonic() - started < 30
     assert _contexts_left() == before  # the partial copy is gone
     assert docker_engine.images.list(filters={"label": f"rsr.task={task.name}"}) == []
@@ -38,9 +41,10 @@ def _refused(docker_engine, task: Path) -> str:
 def test_a_sparse_file_in_the_environment_is_not_copied(docker_engine, tmp_path):
     # Seen: a 5 GiB sparse file (no disk used) was copied block by block into the context, filling /tmp.
     task = harbor_task(tmp_path / f"sparse-{uuid.uuid4().hex[:8]}", name="sparse")
+    stored = read_harbor_task(task)
     with (task / "environment" / "model.bin").open("wb") as handle:
         handle.truncate(5 * 2**30)
-    message = _refused(docker_engine, task)
+    message = _refused(docker_engine, task, stored)
     assert message == (
         f"task sparse: environment/model.bin: the build context would hold more than {MAX_CONTEXT_BYTES:,} "
         "bytes (a sparse file, or a file or directory copied many times?); not copied into the build context"
@@ -50,12 +54,13 @@ def test_a_sparse_file_in_the_environment_is_not_copied(docker_engine, tmp_path)
 @pytest.mark.timeout(120)
 def test_links_to_one_big_file_are_counted_each_time(docker_engine, tmp_path):
     task = harbor_task(tmp_path / "links", name="links")
+    stored = read_harbor_task(task)
     big = task / "data.bin"  # in the task, outside the context: each link is copied as the file's content
     with big.open("wb") as handle:
         handle.truncate(2**30)
     for n in range(6):
         os.symlink("../data.bin", task / "environment" / f"copy{n}.bin")
-    message = _refused(docker_engine, task)
+    message = _refused(docker_engine, task, stored)
     assert message.startswith("task links: environment/copy3.bin: the build context would hold more than")
 
 
@@ -63,6 +68,7 @@ def test_links_to_one_big_file_are_counted_each_time(docker_engine, tmp_path):
 def test_directories_linked_twice_at_every_level_are_refused(docker_engine, tmp_path):
     # Thirty levels of a directory holding two links to the next: a billion directories once copied.
     task = harbor_task(tmp_path / "laughs", name="laughs")
+    stored = read_harbor_task(task)
     levels = task / "levels"
     for n in range(30):
         (levels / f"d{n}").mkdir(parents=True)
@@ -70,7 +76,7 @@ def test_directories_linked_twice_at_every_level_are_refused(docker_engine, tmp_
             for name in ("a", "b"):
                 os.symlink(f"../d{n}", levels / f"d{n - 1}" / name)
     os.symlink("../levels/d0", task / "environment" / "tree")
-    message = _refused(docker_engine, task)
+    message = _refused(docker_engine, task, stored)
     assert message.startswith("task laughs: ") and message.endswith(
         f"the build context would hold more than {MAX_CONTEXT_ENTRIES:,} files, directories and links; not "
         "copied into the build context"

@@ -10,7 +10,8 @@ import pytest
 
 from rsr_core.formats.reading import FormatError, expect, preview
 from rsr_core.ingest.runner import ingest_paths
-from rsr_core.ingest.tasks import content_hash, read_task_dir, read_tb1_task
+from rsr_core.ingest.tasks import MAX_TASK_BYTES, MAX_TASK_ENTRIES, content_hash, read_task_dir, read_tb1_task
+from rsr_core.store import Store
 from tests.ingest.hostile import errors_by_name, harbor_task, rsr
 
 BOMB = """\
@@ -271,3 +272,52 @@ def test_a_task_the_store_cannot_take_is_refused_alone(tmp_path):
         "surrogates not allowed"
     }
     assert report["tasks_added"] == 1
+
+
+def test_hard_links_to_one_big_file_keep_a_bounded_text_and_the_tests_whole(tmp_path):
+    # Seen: 1,500 hard links to one 1.9 MB file (no disk used) took 17 GB to ingest.
+    from tests.ingest.test_hostile_corpus import _rsr_measured
+
+    task = harbor_task(tmp_path / "tasks" / "links", name="links")
+    big = task / "environment" / "big.txt"
+    big.write_text(("x" * 99 + "\n") * 19_000)
+    for n in range(1500):
+        os.link(big, task / "environment" / f"l{n:04}.txt")
+    db = tmp_path / "x.duckdb"
+    status, report, stderr, peak_mb = _rsr_measured("ingest", str(tmp_path / "tasks"), "--db", str(db))
+    assert status == 0 and report["tasks_added"] == 1, stderr
+    assert peak_mb < 1500, peak_mb
+    files = {f.path: f.content for f in Store(db).get_task("links", with_hidden=True).files}
+    assert files["tests/test_outputs.py"] == "def test_x():\n    assert True\n"  # read before the environment
+    assert files["solution/solve.sh"].startswith("#!/bin/bash")
+    noted = [
+        c for c in files.values() if c.startswith("[file of 1900000 bytes not kept: the task's kept files")
+    ]
+    assert len(noted) > 1400 and len(files) == 1501 + 5
+
+
+def test_a_sparse_file_in_a_task_refuses_the_task_without_reading_it(tmp_path):
+    task = harbor_task(tmp_path / "tasks" / "sparse", name="sparse")
+    with (task / "environment" / "disk.img").open("wb") as handle:
+        handle.truncate(64 * 2**30)  # hashed whole, it took minutes
+    started = time.monotonic()
+    status, report, stderr = rsr("ingest", str(tmp_path / "tasks"), "--db", str(tmp_path / "x.duckdb"))
+    assert time.monotonic() - started < 30
+    assert status == 1 and "Traceback" not in stderr
+    assert errors_by_name(report["errors"]) == {
+        "sparse": f"environment/disk.img: the task's files total more than 4.0 GB ({MAX_TASK_BYTES:,} bytes), "
+        "the limit for a task (a sparse file, or links to one big file?); task refused"
+    }
+
+
+def test_a_task_of_too_many_entries_is_refused(tmp_path):
+    task = harbor_task(tmp_path / "tasks" / "crowd", name="crowd")
+    crowd = task / "environment" / "crowd"
+    crowd.mkdir()
+    for n in range(MAX_TASK_ENTRIES + 1):
+        (crowd / str(n)).touch()
+    status, report, stderr = rsr("ingest", str(tmp_path / "tasks"), "--db", str(tmp_path / "x.duckdb"))
+    assert status == 1 and "Traceback" not in stderr
+    assert errors_by_name(report["errors"]) == {
+        "crowd": f"environment/crowd/: more than {MAX_TASK_ENTRIES:,} files, directories and links; not read"
+    }
