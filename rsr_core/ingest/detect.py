@@ -43,6 +43,21 @@ class Unit:
     error: str | None = None
     root: Path | None = None
     """Resolved directory the unit's reads must stay inside (None: the unit's own directory)."""
+    size: int = 0
+    """Bytes of the files the unit's parse reads, as far as the walk saw them (parsing costs many times that)."""
+
+
+_TRIAL_FILES = {
+    "harbor_trial": (
+        "result.json",
+        "agent/trajectory.json",
+        "verifier/test-stdout.txt",
+        "verifier/reward.txt",
+        "verifier/reward.json",
+    ),
+    "tb1_trial": ("results.json",),
+}
+_EPISODE_FILES = ("prompt.txt", "response.txt", "response.json")
 
 
 def _peek_json(path: Path, root: Path) -> object:
@@ -130,7 +145,7 @@ class _Walker:
                     stack.append(child)
             elif stat.S_ISREG(mode):
                 if _wanted(path, container) and self.first_visit(info):
-                    self.units.append(Unit("atif", path, root=root))
+                    self.units.append(Unit("atif", path, root=root, size=info.st_size))
             else:
                 self.error(
                     path, f"{kind_of(mode)}: not read (only regular files and directories are ingested)"
@@ -141,7 +156,7 @@ class _Walker:
         try:
             kind = _dir_kind(directory, root)
             if kind is not None:
-                self.units.append(Unit(kind, directory, root=root))
+                self.units.append(self._claim(Unit(kind, directory, root=root)))
                 return None
             with os.scandir(directory) as it:
                 children = sorted(it, key=lambda e: e.name)
@@ -153,6 +168,40 @@ class _Walker:
             self.error(directory, f"empty directory; {EXPECTED}")
             return None
         return self._entries(children, container)
+
+    def _claim(self, unit: Unit) -> Unit:
+        """A trial with the size of the files its parse reads; an error when one of them was already read for
+        another unit (hard links to one big file in every trial cost no disk, and each trial read it again)."""
+        if unit.kind not in _TRIAL_FILES:
+            return unit
+        names = [unit.path / name for name in _TRIAL_FILES[unit.kind]]
+        logs = unit.path / "agent-logs"
+        if (
+            unit.kind == "tb1_trial"
+            and os.path.isdir(logs)
+            and inside(real(logs), unit.root or real(unit.path))
+        ):
+            with os.scandir(logs) as it:
+                episodes = [Path(e.path) for e in it if e.name.startswith("episode-")]
+            names += [ep / name for ep in episodes for name in _EPISODE_FILES]
+        size = 0
+        for path in names:
+            try:
+                info = os.stat(path)
+            except OSError:
+                continue  # missing, or unreadable: the parse says so
+            if not stat.S_ISREG(info.st_mode):
+                continue
+            if not self.first_visit(info):
+                rel = path.relative_to(unit.path).as_posix()
+                return Unit(
+                    "error",
+                    unit.path,
+                    f"{rel}: the same file as one already read for another run (a hard link or a link to it); "
+                    "not read again",
+                )
+            size += info.st_size
+        return Unit(unit.kind, unit.path, root=unit.root, size=size)
 
     def _entries(self, children: list[os.DirEntry], container: bool) -> Iterator[_Child]:
         for child in children:
@@ -194,7 +243,7 @@ class _Walker:
             if stat.S_ISDIR(info.st_mode):
                 self._walk(path, root)
             else:
-                self.units.append(Unit("atif", path, root=root))
+                self.units.append(Unit("atif", path, root=root, size=info.st_size))
 
 
 def detect_units(paths: list[Path]) -> list[Unit]:
@@ -211,7 +260,7 @@ def detect_units(paths: list[Path]) -> list[Unit]:
             continue
         if stat.S_ISREG(info.st_mode):
             if walker.first_visit(info):
-                walker.units.append(Unit("atif", path, root=real(path).parent))
+                walker.units.append(Unit("atif", path, root=real(path).parent, size=info.st_size))
         elif stat.S_ISDIR(info.st_mode):
             walker.walk_root(path, info)
         else:

@@ -162,24 +162,13 @@ def parse_chunk(units: list[Unit], harness: str | None = None, kind: str | None 
     return parsed
 
 
-def _weight(unit: Unit) -> int:
-    """The size of the trajectory file a unit parses (0 when there is none or it cannot be seen)."""
-    path = unit.path / "agent" / "trajectory.json" if unit.kind == "harbor_trial" else unit.path
-    if unit.kind not in ("atif", "harbor_trial"):
-        return 0
-    try:
-        return os.stat(path).st_size
-    except OSError:
-        return 0
-
-
 def chunked(units: list[Unit]) -> list[list[Unit]]:
     """Units in order, cut into chunks of at most CHUNK_UNITS units and (but for a single unit) CHUNK_BYTES."""
     chunks: list[list[Unit]] = []
     current: list[Unit] = []
     weight = 0
     for unit in units:
-        size = _weight(unit)
+        size = unit.size
         if current and (len(current) >= CHUNK_UNITS or weight + size > CHUNK_BYTES):
             chunks.append(current)
             current, weight = [], 0

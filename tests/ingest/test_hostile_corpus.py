@@ -19,6 +19,7 @@ import pytest
 from rsr_core.formats.atif_read import MAX_STEPS
 from rsr_core.formats.reading import MAX_JSON_VALUES, FormatError
 from rsr_core.ingest.fs import read_input
+from rsr_core.ingest.runner import ingest_paths
 from rsr_core.store import Store
 from tests.ingest.hostile import ROOT, atif, errors_by_name, rsr, write_json
 
@@ -222,3 +223,46 @@ def test_a_link_whose_target_text_is_hostile_stays_on_one_line(tmp_path):
     (line,) = done.stderr.splitlines()
     assert line == f"error: {tree}/dangling.json: dangling symlink to gone\\n\\x1b[31mred; skipped"
     assert Store(tmp_path / "x.duckdb").get_trajectory("ok") is not None
+
+
+def test_trials_sharing_one_big_file_through_hard_links_read_it_once(tmp_path):
+    # Seen: 40 trials whose verifier/test-stdout.txt were hard links to one 100 MB file (no disk used) took
+    # 22 GB: each trial read it again, 32 of them in one parser chunk.
+    jobs = tmp_path / "job"
+    big = tmp_path / "stdout.txt"
+    big.write_text(("y" * 99 + "\n") * 500_000)
+    for n in range(20):
+        trial = jobs / f"trial{n:02}"
+        write_json(trial / "result.json", {"task_name": "t", "trial_name": f"tr{n}"})
+        write_json(trial / "agent" / "trajectory.json", atif(f"s{n}"))
+        (trial / "verifier").mkdir()
+        os.link(big, trial / "verifier" / "test-stdout.txt")
+    status, report, stderr, peak_mb = _rsr_measured("ingest", str(jobs), "--db", str(tmp_path / "x.duckdb"))
+    assert status == 1 and "Traceback" not in stderr
+    assert report["trajectories_added"] == 1 and peak_mb < 800, peak_mb
+    errors = errors_by_name(report["errors"])
+    assert sorted(errors) == [f"trial{n:02}" for n in range(1, 20)]
+    assert set(errors.values()) == {
+        "verifier/test-stdout.txt: the same file as one already read for another run (a hard link or a link "
+        "to it); not read again"
+    }
+
+
+def test_terminal_bench_trials_sharing_a_prompt_through_hard_links_read_it_once(store, tmp_path):
+    prompt = tmp_path / "prompt.txt"
+    prompt.write_text("Task Description:\nsay hi\n\nCurrent terminal state:\n$ ")
+    run = tmp_path / "run"
+    for n in range(3):
+        trial = run / f"t{n}"
+        write_json(trial / "results.json", {"task_id": "t", "trial_name": f"t{n}", "is_resolved": True})
+        episode = trial / "agent-logs" / "episode-0"
+        episode.mkdir(parents=True)
+        (episode / "response.txt").write_text(f'{{"analysis": "{n}", "plan": "", "commands": []}}')
+        os.link(prompt, episode / "prompt.txt")
+    report = ingest_paths(store, [run])
+    assert report.trajectories_added == 1
+    assert errors_by_name(report.errors) == {
+        f"t{n}": "agent-logs/episode-0/prompt.txt: the same file as one already read for another run (a hard "
+        "link or a link to it); not read again"
+        for n in (1, 2)
+    }
