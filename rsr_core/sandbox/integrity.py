@@ -25,7 +25,8 @@ entry from it. A run is `verifier_tampered` when an entry (added, changed or del
    top-level `.pyc`; any change to those pythons' standard library or `lib/python3XY.zip` (on sys.path before
    it); `<python>._pth` beside each python and `pyvenv.cfg` beside it or one level up (they replace sys.path
    or the standard library); beside a Python script on the ground (its directory is sys.path's first entry)
-   any module file (`*.py`, `*.pyc`, `*.so`) or anything in a subdirectory.
+   a module or package named as the standard library, pytest or what pytest imports, and any distribution
+   (`*.dist-info`, `*.egg-info`).
 5. pytest itself: its packages (pytest, _pytest, pluggy, py, iniconfig), plugins (`pytest_*`, `pytest-*`,
    and any package whose entry_points.txt registers `pytest11`), the same module names in the working
    directory and the directories the test scripts `cd` into (where `python -m pytest` looks first; there and
@@ -47,6 +48,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -87,6 +89,11 @@ _PYTEST_TOP = re.compile(
 _SHADOW = re.compile(r"^(pytest|_pytest|pluggy|py|iniconfig)(\.py)?$")
 _STDLIB_ZIP = re.compile(r"^/lib/python3\d*\.zip$")
 _MODULE_FILE = re.compile(r"^[A-Za-z_]\w*(\.[\w-]+)?\.(py|pyc|so)$")
+# What a Python runner imports: the standard library, pytest and what pytest imports.
+_RUNNER_IMPORTS = frozenset(sys.stdlib_module_names) | {
+    "pytest", "_pytest", "pluggy", "py", "iniconfig", "attr", "attrs", "packaging", "exceptiongroup", "tomli",
+    "colorama", "pygments", "sitecustomize", "usercustomize",
+}  # fmt: skip
 _HOOK_NAMES = {"sitecustomize.py", "usercustomize.py", "sitecustomize", "usercustomize"}
 _PTH_SETUPTOOLS = "import os; var = 'SETUPTOOLS_USE_DISTUTILS'; enabled = os.environ.get(var, 'local') == 'local'; enabled and __import__('_distutils_hack').add_shim(); "
 # setuptools' namespace-package line, with every quoted name replaced by 'N' (names are [\w.]+ only, so no
@@ -251,8 +258,11 @@ def is_ground(path: str, kind: str, ground: Ground, fs: ContainerFS, changed: di
             return True  # …and reads the distributions there: a `pytest11` entry point is a plugin
     for d in ground.script_dirs:
         rest = path[len(d.rstrip("/")) + 1 :] if path.startswith(d.rstrip("/") + "/") else ""
-        if "/" in rest or _MODULE_FILE.match(rest):
-            return True  # a module or package beside a Python script on the ground shadows any import
+        top = rest.split("/", 1)[0]
+        if top.endswith((".dist-info", ".egg-info")) or (
+            (_MODULE_FILE.match(top) or "/" in rest) and top.split(".", 1)[0] in _RUNNER_IMPORTS
+        ):
+            return True  # a module, package or distribution beside a Python script on the ground shadows its import
     for root in ground.pth_roots:
         rest = path[len(root.rstrip("/")) + 1 :] if path.startswith(root.rstrip("/") + "/") else ""
         if rest and _PYTEST_TOP.match(rest.split("/", 1)[0]):

@@ -151,8 +151,8 @@ def test_stored_paths_are_capped_but_ground_entries_kept(sandboxes, guarded):
 
 def test_ordinary_python_and_uv_work_is_not_tampering(sandboxes):
     """Beside the rules for sys.path, uv and libraries: an editable install's .pth, tools of one's own on PATH
-    and in ~/.local/bin, a python script's directory left alone, a uv task's own project files, a new
-    library."""
+    and in ~/.local/bin, a module of one's own and a tool named like a standard module beside the pytest
+    script, a uv task's own project files, a new library."""
     task = read_harbor_task(TASKS / "uv-runner")
     script = "\n".join(
         [
@@ -165,6 +165,7 @@ def test_ordinary_python_and_uv_work_is_not_tampering(sandboxes):
             "chmod +x /root/.local/bin/black && mkdir -p /app/.venv/bin && touch /app/pyproject.toml",
             "python3 -c 'import sys; sys.path.insert(0, \"/app/src\"); import mypkg'",
             "touch /usr/lib/x86_64-linux-gnu/libnew.so.1",  # a library a package install adds
+            "printf 'print(1)\\n' > /usr/bin/helper_tool.py && cp /usr/bin/true /usr/bin/time",
         ]
     )
     report = _report(sandboxes, task, script)
@@ -174,6 +175,7 @@ def test_ordinary_python_and_uv_work_is_not_tampering(sandboxes):
         f"{SITE}/__editable__.mypkg-1.0.pth",
         "/root/.local/bin/black",
         "/usr/local/bin/helper.py",
+        "/usr/bin/helper_tool.py",
     } <= paths
 
 
