@@ -28,6 +28,9 @@ from rsr_core.store.store import Store
 
 BATCH_STEPS = 50_000
 BATCH_FILES = 500
+BATCH_BYTES = 64 * 2**20
+"""A batch is written once its files total this much (twenty files of one 50 MB observation each, held for
+one batch, took 5 GB)."""
 PARALLEL_MIN_UNITS = 64
 # Units parsed per worker call: their rows travel back as one set of Arrow tables. A chunk also holds at most
 # CHUNK_BYTES of trajectory files (a file of many small steps costs tens of times its size once parsed), so
@@ -185,15 +188,20 @@ def _parse_all(units: list[Unit], harness: str | None, kind: str | None, workers
         for chunk in chunks:
             yield from parse_chunk(chunk, harness, kind)
         return
-    # A bounded window of chunks in flight: parsed rows never pile up faster than they are written.
+    # A bounded window of chunks in flight (in number and in bytes of input): parsed rows never pile up
+    # faster than they are written.
     with parser_pool(workers) as pool:
         pending: deque = deque()
+        weight = 0
         for chunk in chunks:
-            pending.append(pool.submit(parse_chunk, chunk, harness, kind))
-            if len(pending) >= 4 * workers:
-                yield from pending.popleft().result()
+            pending.append((pool.submit(parse_chunk, chunk, harness, kind), sum(u.size for u in chunk)))
+            weight += pending[-1][1]
+            while pending and (len(pending) >= 4 * workers or (len(pending) > 1 and weight >= BATCH_BYTES)):
+                future, size = pending.popleft()
+                weight -= size
+                yield from future.result()
         while pending:
-            yield from pending.popleft().result()
+            yield from pending.popleft()[0].result()
 
 
 class Ingestor:
@@ -204,6 +212,7 @@ class Ingestor:
         self.report = IngestReport()
         self._pending: list[Ready] = []
         self._pending_steps = 0
+        self._pending_bytes = 0
         self._seen: dict[str, str] = {}
         self._on_progress = on_progress
         self._instructions: dict[str, str | None] = {}
@@ -253,7 +262,12 @@ class Ingestor:
             self._task_instruction(parsed)
         self._pending.append(parsed)
         self._pending_steps += parsed.rows.steps
-        if self._pending_steps >= BATCH_STEPS or len(self._pending) >= BATCH_FILES:
+        self._pending_bytes += parsed.unit.size
+        if (
+            self._pending_steps >= BATCH_STEPS
+            or len(self._pending) >= BATCH_FILES
+            or self._pending_bytes >= BATCH_BYTES
+        ):
             self._flush()
 
     def _task_instruction(self, parsed: Ready) -> None:
@@ -277,7 +291,7 @@ class Ingestor:
         }
 
     def _flush(self) -> None:
-        batch, self._pending, self._pending_steps = self._pending, [], 0
+        batch, self._pending, self._pending_steps, self._pending_bytes = self._pending, [], 0, 0
         if not batch:
             return
         existing = self.store.existing_hashes(

@@ -266,3 +266,17 @@ def test_terminal_bench_trials_sharing_a_prompt_through_hard_links_read_it_once(
         "link or a link to it); not read again"
         for n in (1, 2)
     }
+
+
+def test_large_trajectories_are_written_a_few_at_a_time(tmp_path):
+    # Seen: twenty files of one 50 MB observation each were all held for one batch: 5 GB.
+    corpus = tmp_path / "corpus"
+    for k in range(8):
+        doc = atif(f"fat{k}")
+        doc["steps"][1]["observation"] = {"results": [{"content": chr(97 + k) * 40_000_000}]}
+        write_json(corpus / f"f{k}.json", doc)
+    status, report, stderr, peak_mb = _rsr_measured(
+        "ingest", str(corpus), "--db", str(tmp_path / "x.duckdb"), "--workers", "1"
+    )
+    assert status == 0 and report["trajectories_added"] == 8, stderr
+    assert peak_mb < 1000, peak_mb
