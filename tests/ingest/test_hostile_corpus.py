@@ -280,3 +280,95 @@ def test_large_trajectories_are_written_a_few_at_a_time(tmp_path):
     )
     assert status == 0 and report["trajectories_added"] == 8, stderr
     assert peak_mb < 1000, peak_mb
+
+
+def _with(doc: dict, raw: str) -> str:
+    """`doc` as JSON with `raw` (any JSON text) as the value of extra.x."""
+    return json.dumps(doc)[:-1] + ', "x": ' + raw + "}"
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        (_with(atif("n"), "[" * 100_000 + "]" * 100_000), "ATIF JSON nested too deeply"),
+        (_with(atif("o"), '{"a":' * 100_000 + "1" + "}" * 100_000), "ATIF JSON nested too deeply"),
+        (
+            json.dumps(atif("r")).replace('"task_id": "t"', '"task_id": "t", "reward": 1e400'),
+            "extra.rsr.reward: expected a finite number in [0, 1], got Infinity",
+        ),
+        (
+            _with(atif("i"), "9" * 5000),
+            "invalid JSON: Exceeds the limit (4300 digits) for integer string conversion: value has 5000 digits; "
+            "use sys.set_int_max_str_digits() to increase the limit",
+        ),
+        (
+            json.dumps(atif("s")).replace("do s", "do \\ud800 s"),
+            "could not be stored: 'utf-8' codec can't encode character '\\ud800' in position 3: surrogates not "
+            "allowed",
+        ),
+    ],
+    ids=["nested-arrays", "nested-objects", "reward-1e400", "5000-digit-integer", "lone-surrogate"],
+)
+def test_json_values_python_or_the_store_cannot_take_refuse_the_file_alone(tmp_path, text, error):
+    corpus = tmp_path / "corpus"
+    write_json(corpus / "ok.json", atif("ok"))
+    (corpus / "bad.json").write_text(text)
+    status, report, stderr = rsr("ingest", str(corpus), "--db", str(tmp_path / "x.duckdb"))
+    assert status == 1 and "Traceback" not in stderr
+    assert errors_by_name(report["errors"]) == {"bad.json": error}
+    assert report["trajectories_added"] == 1
+
+
+def test_gzip_and_sparse_files_are_refused_by_what_they_hold(tmp_path):
+    import gzip
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "trajectory.json").write_bytes(gzip.compress(json.dumps(atif("gz")).encode()))
+    with (corpus / "sparse.json").open("wb") as handle:
+        handle.truncate(200 * 2**20)  # under the size limit: read, and refused at its first byte
+    started = time.monotonic()
+    status, report, stderr = rsr("ingest", str(corpus), "--db", str(tmp_path / "x.duckdb"))
+    assert status == 1 and "Traceback" not in stderr and time.monotonic() - started < 60
+    errors = errors_by_name(report["errors"])
+    assert errors["trajectory.json"] == "binary data (NUL byte at offset 3, line 1); expected UTF-8 ATIF JSON"
+    assert errors["sparse.json"] == "binary data (NUL byte at offset 0, line 1); expected UTF-8 ATIF JSON"
+
+
+def test_roots_named_twice_nested_or_through_a_link_read_each_file_once(tmp_path):
+    a = tmp_path / "a"
+    write_json(a / "x.json", atif("x"))
+    write_json(a / "b" / "y.json", atif("y"))
+    os.link(a / "x.json", a / "b" / "hard.json")
+    os.symlink("a", tmp_path / "link")
+    for roots in (["a", "a"], ["a", "a/b"], ["a/b", "a"], ["link", "a"], ["a/x.json", "link"]):
+        db = tmp_path / f"{'-'.join(r.replace('/', '_') for r in roots)}.duckdb"
+        status, report, stderr = rsr("ingest", *[str(tmp_path / r) for r in roots], "--db", str(db))
+        assert (status, report) == (
+            0,
+            {"files": 2, "trajectories_added": 2, "duplicates": 0, "tasks_added": 1, "errors": []},
+        ), (roots, stderr)
+
+
+def test_paths_named_inside_the_files_are_never_opened(tmp_path):
+    """A trial's result.json and an ATIF image part may name any host path: they are kept as text."""
+    trial = tmp_path / "job" / "trial"
+    write_json(
+        trial / "result.json",
+        {"task_name": "t", "trial_name": "tr1", "trial_uri": "file:///etc/shadow", "task_path": "/etc"},
+    )
+    doc = atif("img")
+    doc["steps"][0]["message"] = [
+        {"type": "text", "text": "see"},
+        {"type": "image", "source": {"media_type": "image/png", "path": "file:///etc/shadow"}},
+        {"type": "image", "source": {"media_type": "image/png", "path": "../../../../etc/passwd"}},
+    ]
+    write_json(trial / "agent" / "trajectory.json", doc)
+    db = tmp_path / "x.duckdb"
+    status, report, stderr = rsr("ingest", str(tmp_path / "job"), "--db", str(db))
+    assert status == 0 and report["trajectories_added"] == 1, stderr
+    stored = db.read_bytes()
+    for host_file in ("/etc/passwd", "/etc/hostname"):
+        line = Path(host_file).read_bytes().splitlines()[0]
+        assert line not in stored
+    assert b"root:" not in stored
