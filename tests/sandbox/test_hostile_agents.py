@@ -88,6 +88,11 @@ SHADOWING = {
         f"mkdir -p /usr/opt/shadow/_pytest && printf '{EXIT_0}' > /usr/opt/shadow/_pytest/__init__.py && "
         f"printf '# tools\\n../../../../opt/shadow\\n' > {SITE}/tools.pth\n",
     ),
+    "attr, which pytest imports, in a directory a new .pth line adds": (
+        "guarded-answer",
+        f"mkdir -p /opt/shadow/attr && printf '{EXIT_0}' > /opt/shadow/attr/__init__.py && "
+        f"echo /opt/shadow > {SITE}/tools.pth\n",
+    ),
     "pytest.py beside the pytest script": ("guarded-answer", f"printf '{FAKE_MAIN}' > /usr/bin/pytest.py\n"),
     "a standard-library name beside the pytest script": (
         "guarded-answer",
@@ -143,6 +148,7 @@ SHADOW_GROUND = {
     "pytest in lib/python311.zip, ahead of the standard library": "/usr/lib/python311.zip",
     "pytest in a directory a new .pth line adds": "/opt/shadow/pytest.py",
     "_pytest in a directory a relative .pth line adds": "/usr/opt/shadow/_pytest/__init__.py",
+    "attr, which pytest imports, in a directory a new .pth line adds": "/opt/shadow/attr/__init__.py",
     "pytest.py beside the pytest script": "/usr/bin/pytest.py",
     "a standard-library name beside the pytest script": "/usr/bin/argparse.py",
     "pyvenv.cfg giving python another standard library": "/usr/pyvenv.cfg",
