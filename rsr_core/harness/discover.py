@@ -9,8 +9,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from rsr_core.formats.reading import FormatError
+from rsr_core.formats.reading import PREVIEW_CHARS, FormatError
 from rsr_core.harness.trial_dir import write_job_result, write_trial
+from rsr_core.ingest.fs import shown
 from rsr_core.ingest.tasks import content_hash, read_task_dir
 from rsr_core.models import Task
 from rsr_core.store import Store
@@ -56,9 +57,13 @@ def resolve_task(store: Store, ref: str) -> Task:
     if path.is_dir():
         try:
             task = read_task_dir(path)
+            task_hash = content_hash(path)
         except FormatError as exc:
-            raise TaskNotFound(str(exc)) from None
-        store.write_task(task, content_hash(path))
+            raise TaskNotFound(f"{shown(ref)}: {exc}") from None
+        try:
+            store.write_task(task, task_hash)
+        except (OverflowError, TypeError, ValueError) as exc:  # a value the store cannot take
+            raise TaskNotFound(f"{shown(ref)}: could not be stored: {str(exc)[:PREVIEW_CHARS]}") from None
         return task
     stored = store.get_task(ref, with_hidden=True)
     if stored is None or not any(f.role == "test" for f in stored.files):
