@@ -34,3 +34,11 @@ def printable(text: str) -> str:
         else:
             out.append(ch.encode("unicode_escape").decode("ascii"))
     return "".join(out)
+
+
+def terminal_safe(text: str) -> str:
+    """Multi-line `text` for a terminal: as `printable`, but newlines and tabs are kept (a stranger's
+    trajectory can hold escape sequences that clear the screen, retitle the window or write the clipboard)."""
+    if text.isprintable():
+        return text
+    return "\n".join("\t".join(printable(part) for part in line.split("\t")) for line in text.split("\n"))

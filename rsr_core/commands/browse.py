@@ -7,6 +7,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from rsr_core.commands.common import add_db, add_json, emit, open_store
+from rsr_core.errors import terminal_safe
 from rsr_core.vocabulary import KINDS
 
 if TYPE_CHECKING:
@@ -136,5 +137,5 @@ def show(args: argparse.Namespace, settings: Settings) -> int:
     lines = _provenance(traj) + _changed(traj)
     for step in traj.steps:
         lines += _step_lines(step)
-    print("\n".join(lines))
+    print(terminal_safe("\n".join(lines)))
     return 0

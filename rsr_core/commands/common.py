@@ -7,6 +7,8 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
+from rsr_core.errors import terminal_safe
+
 if TYPE_CHECKING:
     from rsr_core.settings import Settings
     from rsr_core.store import Store
@@ -40,7 +42,7 @@ def emit(args: argparse.Namespace, payload: Any, text: str | None = None) -> Non
         json.dump(payload, sys.stdout, indent=None if getattr(args, "json", False) else 2, default=str)
         sys.stdout.write("\n")
     else:
-        print(text)
+        print(terminal_safe(text))
 
 
 class TerminalProgress:

@@ -372,3 +372,30 @@ def test_paths_named_inside_the_files_are_never_opened(tmp_path):
         line = Path(host_file).read_bytes().splitlines()[0]
         assert line not in stored
     assert b"root:" not in stored
+
+
+def test_escape_sequences_in_a_trajectory_never_reach_the_terminal(tmp_path):
+    # Seen: `rsr list` and `rsr show` printed them raw: a title change, a cleared screen, a clipboard write
+    # (OSC 52) from a stranger's trajectory.
+    session = "esc\x1b]0;pwned\x07id"
+    doc = atif(session, task="t\x1b[31mred")
+    doc["steps"][1]["message"] = "Analysis: \x1b[2J\x1b]52;c;ZWNobyBoaQ==\x07 cleared\u202e\nPlan: p"
+    doc["steps"][1]["observation"] = {"results": [{"content": "line 1\n\tout\x1b[31mRED\x1b[0m\x9b2J"}]}
+    write_json(tmp_path / "c" / "e.json", doc)
+    db = str(tmp_path / "x.duckdb")
+    assert rsr("ingest", str(tmp_path / "c"), "--db", db)[0] == 0
+    shown = {}
+    for command in (["list"], ["show", session], ["stats", "coverage"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "rsr_core.cli", *command, "--db", db],
+            capture_output=True,
+            cwd=ROOT,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        text = done.stdout.decode()
+        assert all(ch.isprintable() or ch in "\n\t" for ch in text), command
+        shown[command[0]] = text
+    assert "esc\\x1b]0;pwned\\x07id" in shown["list"] and "t\\x1b[31mred" in shown["list"]
+    assert "analysis: \\x1b[2J\\x1b]52;c;ZWNobyBoaQ==\\x07 cleared\\u202e\n" in shown["show"]
+    assert "line 1\n\tout\\x1b[31mRED\\x1b[0m\\x9b2J" in shown["show"]
