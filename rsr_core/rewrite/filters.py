@@ -388,6 +388,17 @@ def run(words: list[str], stdin: str | None, view: ShellView) -> str | None:
     if name == "read":
         _read(args, stdin, view)
         return None
+    if name in ("readarray", "mapfile") and stdin is not None:
+        names = [a for a in args if not a.startswith("-")]
+        target = names[-1] if names else "MAPFILE"
+        items = stdin.rstrip("\n").split("\n")[:256]
+        for k, item in enumerate(items):
+            view.env[f"{target}[{k}]"] = item
+        view.env[f"{target}[#]"] = str(len(items))
+        view.env[f"{target}[@]"] = " ".join(items)
+        view.env[f"{target}[@@]"] = "".join(items)
+        view.env[target] = items[0] if items else ""
+        return None
     if name == "xargs" and stdin is not None:
         i = 0
         while i < len(args) and args[i].startswith("-"):

@@ -137,11 +137,26 @@ def run_pipeline(pipeline: list[Command], view: ShellView, reread: Callable[[str
         words = [w for w in cmd.words if w not in _SEP_WORDS]
         while words and _assign(words[0], view.env):
             view.text.append(words.pop(0).partition("=")[2])
+        if words and f"alias {words[0]}" in view.env:  # the terminal is interactive: aliases expand
+            words = view.env[f"alias {words[0]}"].split() + words[1:]
+        if words and words[0] == "alias":
+            for w in words[1:]:
+                name, eq, value = w.partition("=")
+                if eq and name:
+                    view.env[f"alias {name}"] = value
         if words and words[0] in ("export", "declare", "local", "readonly", "typeset"):
+            # an unquoted substitution splits into several assignments (`export $(cat .env)`)
+            assignments = [a for w in words[1:] for a in (w.split() if "\n" in w else [w])]
             view.text += [
-                w.partition("=")[2] for w in words[1:] if not w.startswith("-") and _assign(w, view.env)
+                w.partition("=")[2] for w in assignments if not w.startswith("-") and _assign(w, view.env)
             ]
             words = []
+        if words and words[0].rsplit("/", 1)[-1] in (".", "source", "bash", "sh", "dash"):
+            script = next((w for w in words[1:] if not w.startswith("-")), None)
+            calls = int(view.env.get("#calls", "0")) + 1
+            if script is not None and script in view.files and calls <= MAX_CALLS:  # a file written earlier
+                view.env["#calls"] = str(calls)
+                reread(view.files[script])
         stdin = cmd.stdin if cmd.stdin is not None else data
         targets = [t for op, t in cmd.redirs if op in (">", ">>", ">|", "&>")]
         for op, target in cmd.redirs:

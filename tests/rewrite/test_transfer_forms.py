@@ -267,6 +267,25 @@ DISGUISED.update(
         "perl -pe substitutions": ["echo ZR-xy-QX | perl -pe 's/x/88/; s/y/41/' > /app/out.txt\n"],
     }
 )
+# Files written earlier and then sourced or run, exports from a file, aliases, readarray.
+DISGUISED.update(
+    {
+        "a written file sourced": [
+            "printf 'A=ZR-88\\nB=41-QX\\n' > /tmp/vars\n",
+            ". /tmp/vars; echo $A$B > o\n",
+        ],
+        "a written file run by bash": [
+            "printf 'printf %%s ZR-88 41-QX' > /tmp/p\n",
+            "bash /tmp/p > /app/out.txt\n",
+        ],
+        "export $(cat file)": [
+            "printf 'A=ZR-88\\nB=41-QX\\n' > /tmp/.env\n",
+            "export $(cat /tmp/.env); echo $A$B > /app/out.txt\n",
+        ],
+        "an alias": ["alias p='printf %s ZR-88'; p 41-QX > /app/out.txt\n"],
+        "readarray": ["readarray -t a <<< $'ZR-88\\n41-QX'; printf %s \"${a[@]}\" > /app/out.txt\n"],
+    }
+)
 TRANSFER = {**PLAIN, **DISGUISED}
 
 
@@ -352,6 +371,9 @@ HONEST.update(
             "jq -r '.items[] | .name' /app/data.json && jq --arg n x '.a = $n' /app/c.json\n",
             'echo \'{"name": "demo", "size": 3}\' | jq -r .name\n',
         ],
+        "a virtual environment activated and aliases": [
+            "python3 -m venv /app/venv && . /app/venv/bin/activate && alias ll='ls -la' && ll /app\n"
+        ],
         "a helper function": ['mk() { mkdir -p "/app/$1"; }; mk src; mk tests\n'],
         "an array of what the run read": [READ, "parts=($(tr '-' ' ' < /app/vault.txt)); echo ${parts[0]}\n"],
         "cut, sort and tac of a system file": ["cut -d: -f1 /etc/passwd | sort | tac | head -n 3\n"],
@@ -417,6 +439,7 @@ HOSTILE = {
     "huge arithmetic": "echo $((999999999999999999999 * 999999999999999999999 * 99999999999999999999))\n",
     "huge tr range": "echo a | tr '\\x00-\\U0010ffff' 'a'\n",
     "long base64": "echo " + "QUJDREVGR0g" * 20000 + " | base64 -d\n",
+    "a file sourcing itself": "printf '" + ". /tmp/s\\n" * 20 + "' > /tmp/s\n. /tmp/s\n",
     "functions calling each other": "a() { " + "b; " * 20 + "}; b() { " + "a; " * 20 + "}; a\n",
     "many loop items": "for i in " + "x " * 100000 + "; do echo $i; done\n",
     "huge array": "a=(" + "x " * 100000 + "); echo ${a[@]}\n",
