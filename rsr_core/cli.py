@@ -71,7 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.handler(args, settings) or 0)
     except RsrError as exc:
         print(f"rsr: {printable(str(exc))}", file=sys.stderr)
-        return 2
+        return exc.exit_status
     except KeyboardInterrupt:
         print("rsr: interrupted", file=sys.stderr)
         return 130

@@ -10,6 +10,9 @@ from __future__ import annotations
 class RsrError(Exception):
     """A failure the user can act on; its message is one line naming the thing and the problem."""
 
+    exit_status = 2
+    """The CLI's exit status for it (1 for a path refused as given)."""
+
 
 class SandboxFailure(RsrError):
     """The sandbox stopped working under the harness (its shell, terminal or container)."""

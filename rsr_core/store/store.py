@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -29,6 +30,12 @@ class StoreBusyError(RsrError):
         self.pid = pid
 
 
+class StorePathError(RsrError):
+    """The database path names something that is not a DuckDB file (a device, a directory, another file)."""
+
+    exit_status = 1
+
+
 class StoreVersionError(RsrError):
     """The database was written by a newer RSR Studio than this one."""
 
@@ -51,8 +58,8 @@ def _holder(message: str) -> str:
 def connect(path: str | os.PathLike[str], read_only: bool = False) -> duckdb.DuckDBPyConnection:
     """Open a DuckDB file, turning DuckDB's lock error into a clear `StoreBusyError`."""
     path = str(path)
-    if path != ":memory:" and not read_only:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    if path != ":memory:":
+        _check_path(path, read_only)
     try:
         return duckdb.connect(path, read_only=read_only)
     except duckdb.IOException as exc:
@@ -63,7 +70,28 @@ def connect(path: str | os.PathLike[str], read_only: bool = False) -> duckdb.Duc
                 "DuckDB allows one writer: stop that process or pass another --db",
                 int(pid.group(1)) if pid else None,
             ) from exc
-        raise
+        raise StorePathError(f"{path}: cannot be opened as a database: {str(exc)[:300]}") from None
+
+
+def _check_path(path: str, read_only: bool) -> None:
+    """Refuse a database path that is not a regular file or a new one (DuckDB would write its header into a
+    device, as root a disk)."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        if not read_only:
+            try:
+                Path(path).parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StorePathError(f"{path}: cannot create {Path(path).parent}: {exc.strerror}") from None
+        return
+    except OSError as exc:
+        raise StorePathError(f"{path}: cannot be used as a database: {exc.strerror}") from None
+    if not stat.S_ISREG(info.st_mode):
+        what = (
+            "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file (a device, fifo or socket)"
+        )
+        raise StorePathError(f"{path}: is {what}; a database is a DuckDB file (not opened)")
 
 
 DEFAULT_WAIT_S = 30.0

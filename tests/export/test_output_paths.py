@@ -257,3 +257,39 @@ def test_a_signal_mid_export_leaves_the_old_output_and_no_temporary_file(big_db,
     assert err in ("rsr: interrupted", f"rsr: terminated ({sig.name})") and "Traceback" not in err
     assert out.read_text() == "old\n"
     assert _listing(tmp_path) == ["o.jsonl"]
+
+
+@pytest.mark.parametrize(
+    "kind", ["device", "link-to-device", "fifo", "directory", "not-duckdb", "under-a-file"]
+)
+def test_a_database_path_that_is_not_a_duckdb_file_is_refused_untouched(tmp_path, kind):
+    # Seen: --db /dev/full had DuckDB write its header into the device (as root, a disk would do), and a
+    # directory or another file ended the command with a traceback.
+    db = tmp_path / "db"
+    if kind == "device":
+        db = Path("/dev/full")
+    elif kind == "link-to-device":
+        db.symlink_to("/dev/full")
+    elif kind == "fifo":
+        os.mkfifo(db)  # opened, it would block until a writer comes
+    elif kind == "directory":
+        db.mkdir()
+    elif kind in ("not-duckdb", "under-a-file"):
+        db.write_text("precious\n")
+        db = db / "x.duckdb" if kind == "under-a-file" else db
+    done = subprocess.run([*RSR, "list", "--db", str(db)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(f"rsr: {db}: ")
+    assert {
+        "device": "is not a regular file (a device, fifo or socket); a database is a DuckDB file (not opened)",
+        "link-to-device": "is not a regular file (a device, fifo or socket); a database is a DuckDB file (not "
+        "opened)",
+        "fifo": "is not a regular file (a device, fifo or socket); a database is a DuckDB file (not opened)",
+        "directory": "is a directory; a database is a DuckDB file (not opened)",
+        "not-duckdb": "cannot be opened as a database: IO Error: The file",
+        "under-a-file": "cannot be used as a database: Not a directory",
+    }[kind] in line
+    if kind in ("not-duckdb", "under-a-file"):
+        assert (tmp_path / "db").read_text() == "precious\n"
+    assert not os.path.exists("/dev/full.wal") and not (tmp_path / "db.wal").exists()
