@@ -67,6 +67,13 @@ def read_trial(
     )
     trial_name = result.get("trial_name")
     expect(isinstance(trial_name, str), "result.json trial_name", "a string", trial_name)
+    for key in ("started_at", "finished_at"):
+        expect(
+            result.get(key) is None or isinstance(result[key], str),
+            f"result.json {key}",
+            "an ISO time string or null",
+            result.get(key),
+        )
     agent_info = result.get("agent_info") or {}
     expect(isinstance(agent_info, dict), "result.json agent_info", "an object", agent_info)
     model_info = agent_info.get("model_info") or {}
@@ -101,7 +108,8 @@ def read_trial(
     traj.agent_version = traj.agent_version or (
         str(agent_info["version"]) if agent_info.get("version") else None
     )
-    traj.model = traj.model or (model_info.get("name") if isinstance(model_info, dict) else None)
+    model_name = model_info.get("name") if isinstance(model_info, dict) else None
+    traj.model = traj.model or (model_name if isinstance(model_name, str) else None)
     traj.started_at = result.get("started_at") or traj.started_at
     traj.finished_at = result.get("finished_at") or traj.finished_at
     if "exception" in rsr:  # written by RSR: the stored value, not harbor's rendering of it

@@ -147,15 +147,15 @@ def parse_chunk(units: list[Unit], harness: str | None = None, kind: str | None 
         found = [(p, p.trajectory) for p in parsed if p.trajectory is not None]
         try:
             located = build_rows([t for _, t in found])
-        except (pa.ArrowException, OverflowError, TypeError, ValueError):
+        except Exception:  # noqa: BLE001 - found file by file below, where each fails alone
             located = []
             kept = []
             for p, traj in found:
                 try:
                     located.extend(build_rows([traj]))
                     kept.append((p, traj))
-                except (pa.ArrowException, OverflowError, TypeError, ValueError) as exc:
-                    p.trajectory, p.error = None, f"could not be stored: {exc}"
+                except Exception as exc:  # noqa: BLE001 - a stranger's file must not end the ingest
+                    p.trajectory, p.error = None, one_line(f"could not be stored: {_stored_error(exc)}")
             found = kept
     finally:
         if collecting:
@@ -180,6 +180,13 @@ def chunked(units: list[Unit]) -> list[list[Unit]]:
     if current:
         chunks.append(current)
     return chunks
+
+
+def _stored_error(exc: Exception) -> str:
+    """What a value the store cannot take gives, for the error line (a wrong type is named as such)."""
+    if isinstance(exc, (AttributeError, KeyError, IndexError)):
+        return f"a value of an unexpected type ({type(exc).__name__}: {exc})"
+    return str(exc)
 
 
 def _parse_all(units: list[Unit], harness: str | None, kind: str | None, workers: int) -> Iterator[Parsed]:

@@ -116,6 +116,13 @@ def read_tb1_trial(
         "true, false or null",
         resolved,
     )
+    for key in ("trial_started_at", "trial_ended_at", "agent_started_at", "agent_ended_at"):
+        expect(
+            result.get(key) is None or isinstance(result[key], str),
+            f"results.json {key}",
+            "an ISO time string or null",
+            result.get(key),
+        )
     meta = _run_metadata(directory)
     texts = _episode_texts(directory, root)
     hash_parts: list[bytes | str] = [raw]

@@ -399,3 +399,38 @@ def test_escape_sequences_in_a_trajectory_never_reach_the_terminal(tmp_path):
     assert "esc\\x1b]0;pwned\\x07id" in shown["list"] and "t\\x1b[31mred" in shown["list"]
     assert "analysis: \\x1b[2J\\x1b]52;c;ZWNobyBoaQ==\\x07 cleared\\u202e\n" in shown["show"]
     assert "line 1\n\tout\\x1b[31mRED\\x1b[0m\\x9b2J" in shown["show"]
+
+
+@pytest.mark.parametrize("value", [5, 10**30, 1e308, True, {"a": 1}, [1, 2]], ids=repr)
+def test_trial_fields_of_the_wrong_type_refuse_the_trial_alone(tmp_path, value):
+    # Seen: a number as result.json started_at ended the whole ingest with a traceback.
+    corpus = tmp_path / "corpus"
+    harbor = corpus / "harbor"
+    write_json(
+        harbor / "result.json",
+        {
+            "task_name": "t",
+            "trial_name": "h",
+            "started_at": value,
+            "agent_info": {"model_info": {"name": value}},
+        },
+    )
+    (harbor / "agent").mkdir()
+    model_only = corpus / "model-only"
+    write_json(
+        model_only / "result.json",
+        {"task_name": "t", "trial_name": "m", "agent_info": {"model_info": {"name": value}}},
+    )
+    (model_only / "agent").mkdir()
+    tb = corpus / "tb"
+    write_json(tb / "results.json", {"task_id": "t", "trial_name": "tb", "trial_ended_at": value})
+    (tb / "agent-logs").mkdir()
+    write_json(corpus / "ok.json", atif("ok"))
+    status, report, stderr = rsr("ingest", str(corpus), "--db", str(tmp_path / "x.duckdb"))
+    assert status == 1 and "Traceback" not in stderr, stderr
+    shown = json.dumps(value) if not isinstance(value, float) else "1e+308"
+    assert errors_by_name(report["errors"]) == {
+        "harbor": f"result.json started_at: expected an ISO time string or null, got {shown}",
+        "tb": f"results.json trial_ended_at: expected an ISO time string or null, got {shown}",
+    }
+    assert report["trajectories_added"] == 2  # ok.json, and the trial whose model name was not a string
