@@ -40,7 +40,14 @@ def _watch_parent(parent_pid: int) -> None:
 
 
 def start_worker(parent_pid: int) -> None:
-    """Pool initializer: tie this worker's life to `parent_pid`'s."""
+    """Pool initializer: tie this worker's life to `parent_pid`'s, and leave signals to the parent.
+
+    A signal sent to the whole process group (Ctrl-C, a closed terminal, `kill -TERM -PGID`) reaches the
+    workers too: they ignore SIGINT (the parent unwinds and shuts the pool down) and end quietly on SIGTERM and
+    SIGHUP, instead of each printing the traceback of the handler they inherited from the parent."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
     if not _die_with_parent_linux():
         threading.Thread(target=_watch_parent, args=(parent_pid,), daemon=True, name="parent-watch").start()
     if os.getppid() != parent_pid:  # the parent ended before the request above took effect

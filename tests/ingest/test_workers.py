@@ -108,3 +108,62 @@ def test_a_worker_whose_parent_already_ended_exits():
             os._exit(0)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 1
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize(
+    ("sig", "code", "line"),
+    [
+        (signal.SIGINT, 130, "rsr: interrupted"),
+        (signal.SIGTERM, 143, "rsr: terminated (SIGTERM)"),
+        (signal.SIGHUP, 129, "rsr: terminated (SIGHUP)"),
+    ],
+    ids=["SIGINT", "SIGTERM", "SIGHUP"],
+)
+def test_a_signal_to_the_whole_group_ends_the_ingest_in_one_line(tmp_path, sig, code, line):
+    """Ctrl-C, a closed terminal or `kill -TERM -PGID` reach every process of the group, the workers too.
+
+    Seen: each worker printed the traceback of the parent's handler it had inherited."""
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for i in range(60 * CHUNK_UNITS):
+        doc = atif(f"s{i}")
+        doc["steps"] += [
+            {"step_id": k, "source": "agent", "message": f"Analysis: step {k} of {i}\nPlan: go on"}
+            for k in range(3, 60)
+        ]
+        (corpus / f"t{i:05d}.json").write_text(json.dumps(doc))
+    db = tmp_path / "x.duckdb"
+    ingest = subprocess.Popen(
+        [sys.executable, "-m", "rsr_core.cli", "ingest", str(corpus), "--db", str(db), "--workers", "2"],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    workers: list[int] = []
+    try:
+        assert _wait_for(lambda: len(_children(ingest.pid)) >= 2, timeout=120), "no parser processes started"
+        workers = _children(ingest.pid)
+        time.sleep(0.5)
+        os.killpg(ingest.pid, sig)
+        assert ingest.wait(timeout=120) == code
+        err = ingest.stderr.read()  # type: ignore[union-attr]
+        assert err.splitlines() == [line], err
+        assert _wait_for(lambda: not any(_alive(w) for w in workers), timeout=30)
+    finally:
+        if ingest.poll() is None:
+            ingest.kill()
+            ingest.wait()
+        for worker in workers:  # only the processes this test started
+            if _alive(worker):
+                os.kill(worker, signal.SIGKILL)
+    done = subprocess.run(
+        [sys.executable, "-m", "rsr_core.cli", "stats", "summary", "--db", str(db), "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr  # what was stored is whole and readable
