@@ -13,6 +13,7 @@ import sys
 import threading
 import traceback
 from collections.abc import Sequence
+from typing import NoReturn
 
 from rsr_core import __version__
 from rsr_core.commands import COMMAND_MODULES
@@ -58,6 +59,15 @@ def _on_termination() -> dict[int, object]:
     return {sig: signal.signal(sig, _terminate) for sig in (signal.SIGTERM, signal.SIGHUP)}
 
 
+def _end_now(line: str, status: int) -> NoReturn:
+    """After an interruption everything the command was writing has been unwound: say so and end now, rather
+    than wait at exit for helper threads (a process pool's) left waiting on processes the same signal ended."""
+    print(line, file=sys.stderr)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script: a user-facing failure is one line and exit status 2, a bug is a
     traceback with a hint to report it."""
@@ -76,8 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("rsr: interrupted", file=sys.stderr)
         return 130
     except Terminated as exc:
-        print(f"rsr: terminated ({signal.Signals(exc.signum).name})", file=sys.stderr)
-        return 128 + exc.signum
+        _end_now(f"rsr: terminated ({signal.Signals(exc.signum).name})", 128 + exc.signum)
     except BrokenPipeError:
         # The reader went away (`rsr show … | head`): stop quietly, and keep Python from complaining at exit.
         devnull = os.open(os.devnull, os.O_WRONLY)

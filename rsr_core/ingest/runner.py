@@ -197,7 +197,10 @@ def _parse_all(units: list[Unit], harness: str | None, kind: str | None, workers
         return
     # A bounded window of chunks in flight (in number and in bytes of input): parsed rows never pile up
     # faster than they are written.
-    with parser_pool(workers) as pool:
+    # Interrupted (a signal, an error while storing), the pool is not waited for: its workers may be gone
+    # with the same signal, and they end with this process anyway (rsr_core/ingest/workers.py).
+    pool = parser_pool(workers)
+    try:
         pending: deque = deque()
         weight = 0
         for chunk in chunks:
@@ -209,6 +212,10 @@ def _parse_all(units: list[Unit], harness: str | None, kind: str | None, workers
                 yield from future.result()
         while pending:
             yield from pending.popleft()[0].result()
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
 
 
 class Ingestor:

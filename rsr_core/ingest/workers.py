@@ -39,15 +39,22 @@ def _watch_parent(parent_pid: int) -> None:
     os._exit(1)
 
 
+def _leave_signals_to_parent() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
+
+_at_fork = False
+
+
 def start_worker(parent_pid: int) -> None:
     """Pool initializer: tie this worker's life to `parent_pid`'s, and leave signals to the parent.
 
     A signal sent to the whole process group (Ctrl-C, a closed terminal, `kill -TERM -PGID`) reaches the
     workers too: they ignore SIGINT (the parent unwinds and shuts the pool down) and end quietly on SIGTERM and
     SIGHUP, instead of each printing the traceback of the handler they inherited from the parent."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    _leave_signals_to_parent()
     if not _die_with_parent_linux():
         threading.Thread(target=_watch_parent, args=(parent_pid,), daemon=True, name="parent-watch").start()
     if os.getppid() != parent_pid:  # the parent ended before the request above took effect
@@ -60,6 +67,11 @@ def parser_pool(workers: int) -> ProcessPoolExecutor:
     Workers are forked where fork exists: `start_worker` needs them to be children of this process (a
     forkserver's children are not), and forking spares each worker re-importing the parsers.
     """
+    global _at_fork
+    if not _at_fork and hasattr(os, "register_at_fork"):
+        # Also right after the fork, before the pool's own start-up code: a signal may come in between.
+        os.register_at_fork(after_in_child=_leave_signals_to_parent)
+        _at_fork = True
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else None)
     return ProcessPoolExecutor(
