@@ -16,7 +16,9 @@ if [ -f /var/run/docker.pid ] && ! kill -0 "$(cat /var/run/docker.pid)" 2>/dev/n
 fi
 if ! pgrep -x dockerd >/dev/null 2>&1; then
   echo "ensure_docker: starting dockerd (log: /var/log/rsr-dockerd.log)" >&2
-  nohup dockerd >/var/log/rsr-dockerd.log 2>&1 &
+  # A session of its own: a signal to the process group of whatever started it (a stopped make, a test run)
+  # must not take the engine down.
+  setsid -f dockerd </dev/null >/var/log/rsr-dockerd.log 2>&1
 fi
 for _ in $(seq 1 60); do
   if docker info >/dev/null 2>&1; then exit 0; fi
