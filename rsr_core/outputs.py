@@ -146,6 +146,14 @@ class AtomicFile:
         except FileExistsError:
             self.abort()
             raise OutputError(f"{self.path}: appeared while writing; pass --force to replace it") from None
+        except OSError:  # a file system without hard links (FAT, some network mounts): check, then rename
+            if os.path.lexists(self.path):
+                self.abort()
+                raise OutputError(
+                    f"{self.path}: appeared while writing; pass --force to replace it"
+                ) from None
+            os.replace(self.temp, self.path)
+            return
         self.temp.unlink()
 
     def abort(self) -> None:
