@@ -75,7 +75,7 @@ def test_deep_links_open_exactly_that_view(demo_db):
 def test_approving_a_runbook_writes_a_review_row(demo_db):
     at = page("runbooks")
     at.selectbox(key="rb_status").select("pending_review").run()
-    (rid,) = at.dataframe[0].value["runbook_id"]
+    (rid,) = at.table[0].value["runbook_id"]
     assert at.selectbox(key="rb_focus").value == rid
     at.text_input(key=f"reviewer_{rid}").input("carol")
     at.text_input(key=f"reason_{rid}").input("generic and safe")
@@ -83,6 +83,22 @@ def test_approving_a_runbook_writes_a_review_row(demo_db):
     assert not at.exception
     reviews = pipeline.reviews_of(open_services().store.cursor(), rid)
     assert [(r.decision, r.reviewer, r.reason) for r in reviews] == [("approve", "carol", "generic and safe")]
+
+
+def test_bulk_review_of_rounds_chosen_on_the_queue_page(demo_db):
+    at = page("runbooks")
+    queue = at.table[0].value
+    chosen = list(queue.loc[queue["critic_verdict"] == "pass", "runbook_id"][:3])  # a human decides these
+    at.multiselect(key="rb_bulk").set_value(chosen).run()
+    at.text_input(key="reviewer_bulk").input("dana")
+    at.button(key="FormSubmitter:review_bulk-reject (3)").click().run()
+    assert not at.exception
+    cur = open_services().store.cursor()
+    for rid in chosen:
+        assert [(r.decision, r.reviewer) for r in pipeline.reviews_of(cur, rid)][-1] == ("reject", "dana")
+    # The queue shows the decisions at once: every chosen round is human-rejected now.
+    after = at.table[0].value.set_index("runbook_id")
+    assert {after.loc[rid, "status"] for rid in chosen} == {"human_rejected"}
 
 
 def test_trajectory_content_is_text_never_html(demo_db):

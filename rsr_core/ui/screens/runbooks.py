@@ -9,6 +9,8 @@ from rsr_core.ui.runbook_views import STATUSES, progress_bars, queue, review_for
 from rsr_core.ui.widgets import app_services, md_escape, require_data, scripted_banner
 
 QUEUE_ROWS = 50  # rounds drawn per page of the queue (the queue itself may hold thousands)
+QUEUE_COLUMNS = ["runbook_id", "status", "task_id", "variant", "round", "critic_verdict", "flags", "review",
+                 "last_reviewer", "reviews"]  # fmt: skip
 
 st.title("Runbooks")
 ctx = app_services()
@@ -44,18 +46,19 @@ if require_data(ctx):
     pages = max(1, math.ceil(len(rows) / QUEUE_ROWS))
     page = st.number_input(f"queue page (of {pages}; {len(rows):,} rounds)", 1, pages, 1, key="rb_page")
     shown = rows.iloc[(page - 1) * QUEUE_ROWS : page * QUEUE_ROWS].reset_index(drop=True)
-    event = st.dataframe(
-        shown, hide_index=True, on_select="rerun", selection_mode="multi-row", key="rb_table"
-    )
-    selected = [shown.iloc[i]["runbook_id"] for i in event.selection.rows] if event else []
-    # A popover: its form is drawn in the browser only when opened.
-    with st.popover(f"bulk review of the selection ({len(selected)} selected)", disabled=not selected):
-        review_form(ctx, selected, key="bulk")
-    if len(selected) == 1 and st.session_state.get("rb_selected") != selected[0]:
-        st.session_state["rb_focus"] = selected[0]  # a newly selected row opens below
-    st.session_state["rb_selected"] = selected[0] if len(selected) == 1 else None
-    focus = st.session_state.get("rb_focus") or st.query_params.get("runbook")
+    # An HTML table in a scrolling box, not a data grid: the browser redraws a grid for a third of a second
+    # whenever its rows change, which they do on every rerun while teammates review.
+    # Source, job and time are in the runbook's provenance below.
+    with st.container(height=420, key="rb_queue"):
+        st.table(shown[QUEUE_COLUMNS], hide_index=True)
     options = list(shown["runbook_id"])
+    selected = [r for r in st.session_state.get("rb_bulk", []) if r in options]
+    # A popover: its widgets are drawn in the browser only when it is opened.
+    with st.popover(f"bulk review ({len(selected)} selected)"):
+        st.session_state["rb_bulk"] = selected  # the choices of this queue page only
+        selected = st.multiselect("rounds of this queue page", options, key="rb_bulk")
+        review_form(ctx, selected, key="bulk")
+    focus = st.session_state.get("rb_focus") or st.query_params.get("runbook")
     if focus is not None and focus not in options:
         options = [focus, *options]
     if options:
