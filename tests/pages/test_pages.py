@@ -173,20 +173,20 @@ def test_similarity_scores_once_in_the_background_then_draws_stored_summaries(de
 def test_a_review_shows_in_the_queue_of_the_same_run(demo_db):
     at = page("runbooks")
     at.selectbox(key="rb_status").select("pending_review").run()
-    (rid,) = at.dataframe[0].value["runbook_id"]
+    (rid,) = at.table[0].value["runbook_id"]
     pending = at.button(key="rb_next_btn").label
     at.text_input(key=f"reviewer_{rid}").input("dave")
     at.button(key=f"FormSubmitter:review_{rid}-approve (1)").click().run()
     assert not at.exception
     assert any(s.value == md_escape("approved 1 runbook(s) as dave") for s in at.success)
-    assert at.dataframe[0].value.empty  # no longer pending, without a second run of the page
+    assert at.table[0].value.empty  # no longer pending, without a second run of the page
     assert at.button(key="rb_next_btn").label != pending
 
 
 def test_a_review_needs_a_reviewer(demo_db):
     at = page("runbooks")
     at.selectbox(key="rb_status").select("pending_review").run()
-    (rid,) = at.dataframe[0].value["runbook_id"]
+    (rid,) = at.table[0].value["runbook_id"]
     at.button(key=f"FormSubmitter:review_{rid}-reject (1)").click().run()
     assert [e.value for e in at.error] == ["a reviewer name is required"]
     assert pipeline.reviews_of(open_services().store.cursor(), rid) == []
