@@ -10,7 +10,7 @@ DEMO_DB ?= data/rsr.duckdb
 PORT    ?= 8501
 ADDRESS ?= localhost
 
-.PHONY: app test check fmt bench lock venv pythons docker base-image chromium demo-db clean
+.PHONY: app test check fmt bench lock venv pythons docker base-image chromium compiler demo-db clean
 
 # $(call timed,STEP,COMMAND): run COMMAND, then say how long STEP took (make test prints every step's time).
 timed = @echo '$(subst ','\'',$(2))'; t0=$$(date +%s%N); { $(2); } || exit $$?; \
@@ -39,6 +39,10 @@ base-image: venv docker
 	$(call timed,debootstrap,scripts/ensure_apt.sh debootstrap debootstrap)
 	$(call timed,base image,$(BIN)/rsr sandbox build-base)
 
+## A C compiler for the hostile-agent probe that builds an NSS module
+compiler:
+	$(call timed,gcc,scripts/ensure_apt.sh gcc gcc libc6-dev)
+
 ## Debian chromium for the real-browser tests
 chromium:
 	$(call timed,chromium,scripts/ensure_apt.sh chromium chromium)
@@ -54,7 +58,7 @@ app: venv demo-db
 ## Set up everything the tests need (venvs, Docker engine, base image, chromium) and run them: the whole suite
 ## on the default Python, then the suite without Docker and browser on 3.12 (lowest declared versions) and 3.13
 ## (the lock), each with the wheel installed in a fresh venv (scripts/test_pythons.sh)
-test: venv pythons docker base-image chromium
+test: venv pythons docker base-image chromium compiler
 	$(call timed,check,$(MAKE) --no-print-directory check)
 	$(call timed,pytest,$(BIN)/pytest -q)
 	$(call timed,other Pythons,scripts/test_pythons.sh)

@@ -53,6 +53,16 @@ def _wait_for(predicate, timeout: float) -> bool:
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
 @pytest.mark.timeout(300)
+def _reap(ingest: subprocess.Popen, workers: list[int]) -> None:
+    """After a test: the ingest and the parser processes it started are gone, whatever the test saw."""
+    if ingest.poll() is None:
+        ingest.kill()
+        ingest.wait()
+    for worker in workers:  # only the processes this test started
+        if _alive(worker):
+            os.kill(worker, signal.SIGKILL)
+
+
 def test_no_parser_process_survives_a_killed_ingest(tmp_path):
     corpus = tmp_path / "corpus"
     corpus.mkdir()
@@ -91,12 +101,7 @@ def test_no_parser_process_survives_a_killed_ingest(tmp_path):
             f"parser processes {[w for w in workers if _alive(w)]} outlived the killed ingest"
         )
     finally:
-        if ingest.poll() is None:
-            ingest.kill()
-            ingest.wait()
-        for worker in workers:  # only the processes this test started
-            if _alive(worker):
-                os.kill(worker, signal.SIGKILL)
+        _reap(ingest, workers)
 
 
 def test_a_worker_whose_parent_already_ended_exits():
@@ -154,12 +159,7 @@ def test_a_signal_to_the_whole_group_ends_the_ingest_in_one_line(tmp_path, sig, 
         assert err.splitlines() == [line], err
         assert _wait_for(lambda: not any(_alive(w) for w in workers), timeout=30)
     finally:
-        if ingest.poll() is None:
-            ingest.kill()
-            ingest.wait()
-        for worker in workers:  # only the processes this test started
-            if _alive(worker):
-                os.kill(worker, signal.SIGKILL)
+        _reap(ingest, workers)
     done = subprocess.run(
         [sys.executable, "-m", "rsr_core.cli", "stats", "summary", "--db", str(db), "--json"],
         cwd=ROOT,

@@ -194,7 +194,9 @@ def test_an_nss_module_named_in_nsswitch_forges_a_pass_and_is_tampering(sandboxe
     """bash looks its user up at start (SHELL is unset under `env -i`), so glibc loads the NSS modules
     /etc/nsswitch.conf names: a module added beside libc runs inside the runner before test.sh does."""
     if shutil.which("gcc") is None:
-        pytest.skip("needs gcc on the host to build the module")
+        pytest.fail(
+            "gcc is missing on the host, needed to build the module: run `make compiler` (make test does)"
+        )
     (tmp_path / "lie.c").write_text(NSS_MODULE)
     lib = tmp_path / "libnss_lie.so.2"
     subprocess.run(
