@@ -17,6 +17,7 @@ from rsr_core.store import jobs as jobs_sql
 from rsr_core.store.preferences import get_preferences, set_preferences
 from rsr_core.ui.context import DEMO_MODELS, AppServices
 from rsr_core.ui.data import Cursor, cached
+from rsr_core.ui.grid import grid
 from rsr_core.ui.widgets import md_escape, money_column
 
 SCRIPTED = "scripted-demo"  # the stored endpoint value that means "the project's scripted demo model"
@@ -242,7 +243,7 @@ def job_view(ctx: AppServices, job_id: str) -> None:
     units = pd.DataFrame(d["units"])
     if not units.empty:
         with st.expander(f"units of {job_id} ({len(units)}): where and when each ran"):
-            st.dataframe(units, hide_index=True, key=f"units_{job_id}")
+            grid(units, key=f"units_{job_id}", height=400 if len(units) > 12 else None)
 
 
 @st.fragment(run_every=1.5)
@@ -257,12 +258,7 @@ def progress(ctx: AppServices) -> None:
     if not rows:
         st.caption("no jobs yet")
         return
-    st.dataframe(
-        _jobs_frame(ctx, rows),
-        hide_index=True,
-        key="jobs_table",
-        column_config={"cost_usd": st.column_config.TextColumn("cost (USD)")},
-    )
+    grid(_jobs_frame(ctx, rows), key="jobs_table", labels={"cost_usd": "cost (USD)"})
     ids = [r["job_id"] for r in rows]
     active = [r["job_id"] for r in rows if r["status"] in ("running", "failed", "waiting_review")]
     seen = st.session_state.get("jobs_seen")

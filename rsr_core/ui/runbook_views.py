@@ -14,6 +14,7 @@ from rsr_core.store.pipeline import RUNBOOK_STATUSES
 from rsr_core.store.sql import scalar
 from rsr_core.ui.context import AppServices
 from rsr_core.ui.data import Cursor, cached
+from rsr_core.ui.grid import table
 from rsr_core.ui.widgets import highlighted_runbook, md_escape, page_link
 
 STATUSES = ["pending_review", "approved", "critic_rejected", "human_rejected", "critic_pending"]
@@ -163,11 +164,11 @@ def provenance(rb: Runbook, executions: pd.DataFrame, rounds: list[Runbook]) -> 
     if executions.empty:
         st.caption("no executions of this runbook (in any round)")
         return
-    st.table(  # a runbook's few executions: HTML, not a grid (a grid costs a third of a second to draw)
+    table(
         executions[
             ["runbook_id", "trajectory_id", "reward", "verified", "answer_transfer", "human_rejected", "kept"]
         ],
-        hide_index=True,
+        key=f"executions_{rb.runbook_id}",
     )
     for tid in executions["trajectory_id"]:
         page_link(f"open {tid}", "trajectories", trajectory=tid)
@@ -186,11 +187,12 @@ def runbook_detail(ctx: AppServices, runbook_id: str) -> None:
     review_form(ctx, [runbook_id], key=runbook_id)
     st.markdown("**review history** (append-only; the latest decides)")
     if d["reviews"]:
-        st.table(
+        table(
             pd.DataFrame(
                 [h.model_dump(include={"created_at", "reviewer", "decision", "reason"}) for h in d["reviews"]]
             ),
-            hide_index=True,
+            key=f"reviews_{runbook_id}",
+            wrap=("reason",),
         )
     else:
         st.caption("not reviewed")

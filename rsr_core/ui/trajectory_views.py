@@ -17,6 +17,7 @@ from rsr_core.store import app_queries, pipeline, queries
 from rsr_core.store.columns import parse_time
 from rsr_core.ui.context import AppServices
 from rsr_core.ui.data import Cursor, cached
+from rsr_core.ui.grid import clear, grid
 from rsr_core.ui.views import turn_spans
 from rsr_core.ui.widgets import md_escape, money_column, render_step
 
@@ -160,30 +161,35 @@ def trajectory_list(ctx: AppServices) -> None:
     shown = frame[[*ALWAYS, *columns]] if not frame.empty else frame
     if "cost_usd" in shown:
         shown = shown.assign(cost_usd=money_column(shown["cost_usd"]))
-    event = st.dataframe(
+    chosen = grid(
         shown,
-        hide_index=True,
-        on_select="rerun",
-        selection_mode="multi-row",
         key="list_table",
-        column_config={
-            **{c: st.column_config.Column(label) for c, label in OPTIONAL.items()},
-            "duration_s": st.column_config.NumberColumn("duration (s)", format="%.1f"),
-            "prompt_tokens": st.column_config.NumberColumn("prompt tokens", format="%d"),
-            "completion_tokens": st.column_config.NumberColumn("completion tokens", format="%d"),
-        },
+        row_key="trajectory_id",
+        select="multi",
+        labels=OPTIONAL,
+        formats={"duration_s": _tenths},
     )
     if "cost_usd" in columns and not frame.empty and frame["cost_usd"].isna().any():
         st.caption("cost is unknown where the run recorded none and its model has no price in RSR_PRICES")
-    chosen = [frame.iloc[i]["trajectory_id"] for i in event.selection.rows] if event else []
-    b = st.columns(3)
+    b = st.columns([1, 1.4, 1, 3])
     if b[0].button("open", disabled=len(chosen) != 1, key="open_one"):
         st.query_params.from_dict({"trajectory": chosen[0]})
         st.rerun()
     if b[1].button("compare side by side", disabled=len(chosen) != 2, key="compare_two"):
         st.query_params.from_dict({"compare": ",".join(chosen)})
         st.rerun()
-    b[2].caption("select one row to open it, two to compare them")
+    b[2].button(
+        "clear selection", disabled=not chosen, key="clear_chosen", on_click=clear, args=("list_table",)
+    )
+    b[3].caption(
+        f"{len(chosen)} selected (kept across pages and filters): one to open it, two to compare them"
+        if chosen
+        else "select one row to open it, two to compare them (selections are kept across pages)"
+    )
+
+
+def _tenths(value) -> str:
+    return "" if value is None or pd.isna(value) else f"{value:.1f}"
 
 
 def _money(ctx: AppServices, traj: Trajectory, prompt: int | None, completion: int | None, recorded) -> str:
@@ -272,7 +278,7 @@ def changed_files(traj: Trajectory) -> None:
     with st.expander(label, expanded=bool(ground)):
         frame = pd.DataFrame([c.model_dump() for c in traj.changed_paths])
         frame = frame.sort_values(["verifier_ground", "path"], ascending=[False, True])
-        st.dataframe(frame, hide_index=True, key=f"changed_{traj.trajectory_id}", width="stretch")
+        grid(frame, key=f"changed_{traj.trajectory_id}", height=400 if len(frame) > 12 else None)
         if total > len(traj.changed_paths):
             st.caption(f"{total - len(traj.changed_paths):,} more changes were not stored")
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
-from typing import Any
 
 import pandas as pd
 
@@ -50,22 +49,6 @@ def command_diff(source: list[str], rewrite: list[str]) -> list[DiffRow]:
                 kind = "delete"
             rows.append(DiffRow(kind, lo, ro))
     return rows
-
-
-DIFF_COLOURS = {
-    "equal": "",
-    "delete": "background-color: #fde2e1",
-    "insert": "background-color: #dcf5e3",
-    "replace": "background-color: #fff3c4",
-}
-
-
-def styled_diff(rows: list[DiffRow]) -> Any:
-    """The diff as a coloured table whose long commands wrap (a pandas Styler for `st.table`)."""
-    frame = diff_frame(rows)
-    return frame.style.apply(lambda row: [DIFF_COLOURS[row["op"]]] * len(row), axis=1).set_properties(
-        subset=["source", "rewrite"], **{"white-space": "pre-wrap", "word-break": "break-all"}
-    )
 
 
 def diff_frame(rows: list[DiffRow]) -> pd.DataFrame:

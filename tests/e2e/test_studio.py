@@ -252,10 +252,14 @@ def test_diff_says_why_a_rewrite_was_not_kept_wraps_and_opens_side_by_side_here(
     assert "answer transfer" in body
     shot(page, "diff-not-kept")
     # Long commands wrap inside the table instead of widening it.
-    assert page.evaluate(
-        """() => [...document.querySelectorAll('[data-testid="stTable"] table')].every(
-             (t) => t.scrollWidth <= t.parentElement.clientWidth + 1)"""
+    widths = page.locator(".rsr-grid").evaluate_all(
+        "(grids) => grids.map((g) => [g.querySelector('table').scrollWidth, g.clientWidth])"
     )
+    assert widths and all(table <= box + 1 for table, box in widths), widths
+    # Rows only in the source, only in the rewrite, or changed are coloured.
+    assert page.locator(
+        ".rsr-grid tr.tone-delete, .rsr-grid tr.tone-insert, .rsr-grid tr.tone-replace"
+    ).count()
     pages_before = len(page.context.pages)
     page.get_by_text("open both side by side").click()
     body = shown(page, rid, source)
@@ -299,52 +303,23 @@ def _choose(page, label_start: str, option: str) -> None:
     page.wait_for_function(IDLE, timeout=TIMEOUT_MS)
 
 
-_CELLS = """(grid) => {
-  const out = {headers: {}, rows: {}};
-  for (const th of grid.querySelectorAll('[role="columnheader"]')) out.headers[th.getAttribute('aria-colindex')] = th.innerText.trim();
-  for (const tr of grid.querySelectorAll('[role="row"]')) {
-    const cells = tr.querySelectorAll('[role="gridcell"]');
-    if (!cells.length) continue;
-    const row = out.rows[tr.getAttribute('aria-rowindex')] ??= {};
-    for (const td of cells) row[td.getAttribute('aria-colindex')] = td.innerText.trim();
-  }
-  return out;
-}"""
-
-
-# The header cells the grid has drawn, once the grid scrolled to `left` (0 or its far right) has drawn the
-# first or the last of its columns.
-_DRAWN = """([grid, left]) => {
-  const el = grid.querySelector('.dvn-scroller');
-  el.scrollLeft = left ? el.scrollWidth : 0;
-  const th = [...grid.querySelectorAll('[role="columnheader"]')].map((h) => +h.getAttribute('aria-colindex'));
-  const total = +grid.querySelector('[role="grid"], table').getAttribute('aria-colcount');
-  return th.length > 0 && (left ? th.includes(total) || el.scrollWidth <= el.clientWidth : th.includes(1) || th.includes(2));
+# Headers and rows of one of the studio's tables (rsr_core/ui/grid.py), the checkbox column left out.
+_CELLS = """(table) => {
+  const text = (cells) => [...cells].filter((c) => !c.classList.contains('pick')).map((c) => c.innerText.trim());
+  return {headers: text(table.querySelectorAll('thead th')),
+          rows: [...table.querySelectorAll('tbody tr')].map((tr) => text(tr.cells))};
 }"""
 
 
 def _grid(page, having: str = "trajectory_id") -> tuple[list[str], list[list[str]]]:
-    """Column headers and rows of the data grid with the column `having`, as the browser shows them: the grid
-    draws the columns in view, so it is scrolled to its far right and back, its accessible table read at each
-    end."""
-    grids = page.locator('[data-testid="stDataFrame"]')
-    grids.first.locator('[role="columnheader"]').first.wait_for(state="attached", timeout=TIMEOUT_MS)
-    for grid in grids.all():
-        heads: dict[str, str] = {}
-        cells: dict[str, dict[str, str]] = {}
-        handle = grid.element_handle()
-        for right in (True, False):
-            page.wait_for_function(_DRAWN, arg=[handle, right], timeout=TIMEOUT_MS)
-            seen = grid.evaluate(_CELLS)
-            heads.update(seen["headers"])
-            for r, row in seen["rows"].items():
-                cells.setdefault(r, {}).update(row)
-        order = sorted(heads, key=int)
-        headers = [heads[c] for c in order]
-        if having in headers:
-            rows = [[cells[r].get(c, "") for c in order] for r in sorted(cells, key=int)]
-            return headers, rows
-    raise AssertionError(f"no grid with a column {having!r}")
+    """Column headers and rows of the studio's table with the column `having`, as the browser shows them."""
+    tables = page.locator(".rsr-grid table")
+    tables.first.wait_for(state="attached", timeout=TIMEOUT_MS)
+    for table in tables.all():
+        seen = table.evaluate(_CELLS)
+        if having in seen["headers"]:
+            return seen["headers"], seen["rows"]
+    raise AssertionError(f"no table with a column {having!r}")
 
 
 def _grid_when(page, ready, having: str = "trajectory_id") -> tuple[list[str], list[list[str]]]:
@@ -417,6 +392,30 @@ def test_trajectory_list_sorts_by_any_column_and_shows_time_tokens_and_cost(stud
     assert started is not None
     shot(page, "trajectory-time-tokens-cost")
     context.close()
+
+
+def test_rows_clicked_on_two_pages_of_the_list_open_side_by_side(studio, page):
+    page.goto(f"{studio.url}/trajectories")
+    shown(page, "trajectories)")
+    _, rows = _grid(page)
+    first = rows[2][0]
+    page.locator(".rsr-grid tbody tr").nth(2).click()  # a click anywhere on the row ticks it
+    shown(page, "1 selected")
+    pager = page.get_by_label(re.compile(r"^page \(of"))
+    pager.fill("2")
+    pager.press("Enter")
+    _, rows = _grid_when(page, lambda h, r: r and first not in {x[0] for x in r})
+    second = rows[0][0]
+    page.get_by_role("checkbox", name=f"select {second}").click()
+    shown(page, "2 selected")
+    ticked = page.locator(".rsr-grid tbody tr.chosen")
+    assert ticked.count() == 1 and ticked.first.get_attribute("data-key") == second
+    shot(page, "list-chosen-on-two-pages")
+    page.get_by_role("button", name="compare side by side").click()
+    body = shown(page, "back to the list", first, second)
+    assert body.index(first) < body.index(second)
+    assert f"compare={first},{second}" in page.url.replace("%2C", ",")
+    shot(page, "side-by-side-from-the-list")
 
 
 def test_a_running_jobs_progress_updates_live_in_the_open_page(studio, browser, scripted):

@@ -54,3 +54,16 @@ def open_services():
     from rsr_core.ui.widgets import _services
 
     return _services(Settings.from_env().db_path)
+
+
+def grid_frame(at: AppTest, key: str):
+    """The rows the studio's table `key` (rsr_core/ui/grid.py) was given to draw, as text, by column id."""
+    import json
+
+    import pandas as pd
+
+    for element in at.get("bidi_component"):
+        if element.proto.id.endswith(f"-{key}") and element.proto.component_name == "rsr_core.grid":
+            data = json.loads(element.proto.json)
+            return pd.DataFrame(data["rows"], columns=data["ids"])
+    raise AssertionError(f"no table {key!r} on the page")

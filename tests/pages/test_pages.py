@@ -7,7 +7,7 @@ import pytest
 from rsr_core.models import Step, Trajectory
 from rsr_core.store import pipeline
 from rsr_core.ui.widgets import md_escape
-from tests.pages.conftest import PAGES, open_services, page
+from tests.pages.conftest import PAGES, grid_frame, open_services, page
 
 
 @pytest.mark.parametrize("name", PAGES)
@@ -41,24 +41,42 @@ def test_overview_figures(demo_db):
 
 def test_filters_and_search_narrow_the_list(demo_db):
     at = page("trajectories")
-    everything = at.dataframe[0].value
+    everything = grid_frame(at, "list_table")
     assert len(everything) == 50
     at.selectbox(key="f_kind").select("discovery").run()
-    assert len(at.dataframe[0].value) == 24 and set(at.dataframe[0].value["kind"]) == {"discovery"}
+    discovery = grid_frame(at, "list_table")
+    assert len(discovery) == 24 and set(discovery["kind"]) == {"discovery"}
     at.selectbox(key="f_harness").select("statem").run()
-    assert len(at.dataframe[0].value) == 8
+    assert len(grid_frame(at, "list_table")) == 8
     at.text_input(key="f_search").input("sqlite_master").run()
-    rows = at.dataframe[0].value
+    rows = grid_frame(at, "list_table")
     assert list(rows["task_id"]) == ["sqlite-extract"]
     at.selectbox(key="f_kind").select(None).run()
     at.selectbox(key="f_harness").select(None).run()
     at.selectbox(key="f_flags").select("has flags").run()
     at.text_input(key="f_search").input("").run()
-    flagged = at.dataframe[0].value
+    flagged = grid_frame(at, "list_table")
     assert 0 < len(flagged) < 47 and set(flagged["kind"]) == {"rewrite"}
     at.selectbox(key="f_flags").select("any").run()
     at.selectbox(key="f_kept").select("kept").run()
-    assert len(at.dataframe[0].value) == 40
+    assert len(grid_frame(at, "list_table")) == 40
+
+
+def test_rows_chosen_on_two_pages_of_the_list_are_compared_side_by_side(demo_db):
+    at = page("trajectories")
+    first = grid_frame(at, "list_table")["trajectory_id"][3]
+    at.session_state["list_table"] = {"selected": [first]}  # as a click on the row's checkbox sets it
+    at.run()
+    assert at.button(key="open_one").disabled is False and at.button(key="compare_two").disabled is True
+    at.number_input(key="list_page").set_value(2).run()
+    second = grid_frame(at, "list_table")["trajectory_id"][0]
+    assert first not in set(grid_frame(at, "list_table")["trajectory_id"])
+    at.session_state["list_table"] = {"selected": [first, second]}
+    at.run()
+    assert "2 selected" in at.caption[-1].value
+    at.button(key="compare_two").click().run()
+    assert not at.exception
+    assert [s.value for s in at.subheader] == [md_escape(first), md_escape(second)]
 
 
 def test_deep_links_open_exactly_that_view(demo_db):
@@ -75,7 +93,7 @@ def test_deep_links_open_exactly_that_view(demo_db):
 def test_approving_a_runbook_writes_a_review_row(demo_db):
     at = page("runbooks")
     at.selectbox(key="rb_status").select("pending_review").run()
-    (rid,) = at.table[0].value["runbook_id"]
+    (rid,) = grid_frame(at, "rb_queue")["runbook_id"]
     assert at.selectbox(key="rb_focus").value == rid
     at.text_input(key=f"reviewer_{rid}").input("carol")
     at.text_input(key=f"reason_{rid}").input("generic and safe")
@@ -87,7 +105,7 @@ def test_approving_a_runbook_writes_a_review_row(demo_db):
 
 def test_bulk_review_of_rounds_chosen_on_the_queue_page(demo_db):
     at = page("runbooks")
-    queue = at.table[0].value
+    queue = grid_frame(at, "rb_queue")
     chosen = list(queue.loc[queue["critic_verdict"] == "pass", "runbook_id"][:3])  # a human decides these
     at.multiselect(key="rb_bulk").set_value(chosen).run()
     at.text_input(key="reviewer_bulk").input("dana")
@@ -97,7 +115,7 @@ def test_bulk_review_of_rounds_chosen_on_the_queue_page(demo_db):
     for rid in chosen:
         assert [(r.decision, r.reviewer) for r in pipeline.reviews_of(cur, rid)][-1] == ("reject", "dana")
     # The queue shows the decisions at once: every chosen round is human-rejected now.
-    after = at.table[0].value.set_index("runbook_id")
+    after = grid_frame(at, "rb_queue").set_index("runbook_id")
     assert {after.loc[rid, "status"] for rid in chosen} == {"human_rejected"}
 
 
@@ -161,7 +179,7 @@ def test_similarity_scores_once_in_the_background_then_draws_stored_summaries(de
     analysis_data.refresh_job(open_services()).thread.join(60)
     at = page("similarity")
     assert not at.exception and len(at.get("plotly_chart")) == 1
-    summary = at.table[0].value
+    summary = grid_frame(at, "sim_summary")
     assert list(summary["metric"].unique()) == ["exact", "multiset", "order", "fuzzy", "transition"]
     for view in ("per task", "per category", "pairwise heatmap of one task"):
         at.radio(key="sim_view").set_value(view).run()
@@ -173,20 +191,20 @@ def test_similarity_scores_once_in_the_background_then_draws_stored_summaries(de
 def test_a_review_shows_in_the_queue_of_the_same_run(demo_db):
     at = page("runbooks")
     at.selectbox(key="rb_status").select("pending_review").run()
-    (rid,) = at.table[0].value["runbook_id"]
+    (rid,) = grid_frame(at, "rb_queue")["runbook_id"]
     pending = at.button(key="rb_next_btn").label
     at.text_input(key=f"reviewer_{rid}").input("dave")
     at.button(key=f"FormSubmitter:review_{rid}-approve (1)").click().run()
     assert not at.exception
     assert any(s.value == md_escape("approved 1 runbook(s) as dave") for s in at.success)
-    assert at.table[0].value.empty  # no longer pending, without a second run of the page
+    assert grid_frame(at, "rb_queue").empty  # no longer pending, without a second run of the page
     assert at.button(key="rb_next_btn").label != pending
 
 
 def test_a_review_needs_a_reviewer(demo_db):
     at = page("runbooks")
     at.selectbox(key="rb_status").select("pending_review").run()
-    (rid,) = at.table[0].value["runbook_id"]
+    (rid,) = grid_frame(at, "rb_queue")["runbook_id"]
     at.button(key=f"FormSubmitter:review_{rid}-reject (1)").click().run()
     assert [e.value for e in at.error] == ["a reviewer name is required"]
     assert pipeline.reviews_of(open_services().store.cursor(), rid) == []

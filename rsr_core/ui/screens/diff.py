@@ -6,8 +6,9 @@ import math
 import streamlit as st
 
 from rsr_core.ui.diff_data import DIFF_ROWS, diff_of, rewrites_of, sources
+from rsr_core.ui.grid import table
 from rsr_core.ui.trajectory_views import not_kept_reasons
-from rsr_core.ui.views import diff_counts, styled_diff
+from rsr_core.ui.views import diff_counts, diff_frame
 from rsr_core.ui.widgets import app_services, md_escape, page_link, require_data, scripted_banner
 
 st.title("Command diff: source vs rewrite")
@@ -53,5 +54,6 @@ if require_data(ctx):
     )
     pages = max(1, math.ceil(len(rows) / DIFF_ROWS))
     page = st.number_input(f"rows page (of {pages}; {len(rows)} rows)", 1, pages, 1, key="diff_page")
-    st.table(styled_diff(rows[(page - 1) * DIFF_ROWS : page * DIFF_ROWS]))
+    frame = diff_frame(rows[(page - 1) * DIFF_ROWS : page * DIFF_ROWS])
+    table(frame, key="diff_rows", tones=list(frame["op"]), wrap=("source", "rewrite"))
     page_link("open both side by side", "trajectories", compare=f"{source_id},{rewrite_id}")

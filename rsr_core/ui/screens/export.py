@@ -7,6 +7,7 @@ from rsr_core.export.models import FORMATS, ExportFilters, as_format
 from rsr_core.export.service import export
 from rsr_core.outputs import OutputError
 from rsr_core.ui.export_views import archive_bytes, default_out, left_out_frame, plan_of, task_ids
+from rsr_core.ui.grid import table
 from rsr_core.ui.widgets import app_services, md_escape, require_data, scripted_banner
 
 
@@ -26,7 +27,7 @@ def show_preview(ctx, filters: ExportFilters) -> bool:
     m[1].metric("would be exported", plan.exported)
     m[2].metric("exact duplicates dropped", plan.duplicates)
     m[3].metric("left out", plan.left_out.total)
-    st.table(left_out_frame(plan), hide_index=True)  # ten rows: HTML, not a grid
+    table(left_out_frame(plan), key="left_out")
     return current
 
 

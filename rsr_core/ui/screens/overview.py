@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from rsr_core.ui.grid import table
 from rsr_core.ui.overview_data import overview_charts, overview_figures
 from rsr_core.ui.widgets import app_services, require_data, scripted_banner, summary
 
@@ -31,9 +32,7 @@ if require_data(ctx):
         left, right = st.columns(2)
         left.plotly_chart(drawn["coverage_bars"], key="coverage_bars")
         right.plotly_chart(drawn["coverage_upset"], key="coverage_upset")
-        st.table(
-            fig["harness"], hide_index=True
-        )  # a few rows: an HTML table draws in a fraction of a grid's time
+        table(fig["harness"], key="ov_harness")
     else:
         st.info("No discovery trajectories yet: run `rsr discover` or ingest discovery runs.")
 
@@ -45,4 +44,4 @@ if require_data(ctx):
         st.info("No rewrite jobs yet: start one on the Rewrite page or with `rsr rewrite`.")
 
     st.subheader("Trajectories and pass rates by kind and harness")
-    st.table(fig["kind_harness"], hide_index=True)
+    table(fig["kind_harness"], key="ov_kind_harness")

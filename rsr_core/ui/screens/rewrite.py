@@ -10,6 +10,7 @@ from rsr_core.llm.client import LLMError
 from rsr_core.store import app_queries
 from rsr_core.store import jobs as jobs_sql
 from rsr_core.ui.data import cached, read
+from rsr_core.ui.grid import clear, grid
 from rsr_core.ui.rewrite_views import (
     backend_form,
     endpoint_form,
@@ -45,14 +46,11 @@ if require_data(ctx):
     pages = max(1, math.ceil(len(found) / SOURCE_ROWS))
     page = st.number_input(f"sources page (of {pages}; {len(found):,} successes)", 1, pages, 1, key="rw_page")
     shown = found.iloc[(page - 1) * SOURCE_ROWS : page * SOURCE_ROWS].reset_index(drop=True)
-    event = st.dataframe(
-        shown, hide_index=True, on_select="rerun", selection_mode="multi-row", key=f"rw_sources_{page}"
-    )
-    picked = st.session_state.setdefault("rw_picked", {})  # page -> rows chosen there, kept across pages
-    picked[page] = [shown.iloc[i]["trajectory_id"] for i in event.selection.rows] if event else []
-    sources = [tid for rows in picked.values() for tid in rows]
+    sources = grid(shown, key="rw_sources", row_key="trajectory_id", select="multi")
     if sources:
-        st.caption(f"{len(sources)} source(s) selected on {sum(1 for r in picked.values() if r)} page(s)")
+        c = st.columns([4, 1])
+        c[0].caption(f"{len(sources)} source(s) selected (kept across pages)")
+        c[1].button("clear selection", key="rw_clear", on_click=clear, args=("rw_sources",))
     params = job_params(ctx, sources, tasks, models)
     backend, address = backend_form(ctx)
     start = st.button(

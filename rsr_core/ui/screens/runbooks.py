@@ -5,6 +5,7 @@ import math
 
 import streamlit as st
 
+from rsr_core.ui.grid import table
 from rsr_core.ui.runbook_views import STATUSES, progress_bars, queue, review_form, runbook_detail
 from rsr_core.ui.widgets import app_services, md_escape, require_data, scripted_banner
 
@@ -46,11 +47,8 @@ if require_data(ctx):
     pages = max(1, math.ceil(len(rows) / QUEUE_ROWS))
     page = st.number_input(f"queue page (of {pages}; {len(rows):,} rounds)", 1, pages, 1, key="rb_page")
     shown = rows.iloc[(page - 1) * QUEUE_ROWS : page * QUEUE_ROWS].reset_index(drop=True)
-    # An HTML table in a scrolling box, not a data grid: the browser redraws a grid for a third of a second
-    # whenever its rows change, which they do on every rerun while teammates review.
     # Source, job and time are in the runbook's provenance below.
-    with st.container(height=420, key="rb_queue"):
-        st.table(shown[QUEUE_COLUMNS], hide_index=True)
+    table(shown[QUEUE_COLUMNS], key="rb_queue", height=420, wrap=("flags",))
     options = list(shown["runbook_id"])
     selected = [r for r in st.session_state.get("rb_bulk", []) if r in options]
     # A popover: its widgets are drawn in the browser only when it is opened.

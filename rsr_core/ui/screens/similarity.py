@@ -6,6 +6,7 @@ import streamlit as st
 from rsr_core import charts
 from rsr_core.analysis.pair_metrics import METRICS
 from rsr_core.ui import analysis_data as sim
+from rsr_core.ui.grid import table
 from rsr_core.ui.widgets import app_services, md_escape, require_data, scripted_banner
 
 VIEWS = ("by metric", "per task", "per category", "pairwise heatmap of one task")
@@ -48,7 +49,7 @@ if require_data(ctx):
     picked = c[1].radio("shape", ["box", "violin"], horizontal=True, key="sim_shape")
     shape: charts.Shape = "violin" if picked == "violin" else "box"
     st.caption(f"{state['pairs']:,} pairs of {state['tasks']:,} tasks; the charts draw their summaries.")
-    st.table(sim.summary_table(ctx, tuple(chosen)), hide_index=True)  # ten rows: HTML, not a grid
+    table(sim.summary_table(ctx, tuple(chosen)), key="sim_summary")
     # One chart at a time: drawing a plotly figure is most of what a page of charts costs in the browser.
     view = st.radio("view", VIEWS, horizontal=True, key="sim_view")
     if view == VIEWS[0]:
