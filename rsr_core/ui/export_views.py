@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import threading
+import time
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,13 +61,16 @@ _COUNTS: dict[tuple[str, str], Counting] = {}
 _GUARD = threading.Lock()
 KEEP = 16  # dry runs remembered (filter sets x databases)
 WAIT_S = 0.3  # a small database's count is shown at once, a large one's follows when ready
+_TOOK: dict[str, float] = {}  # how long the last count of each database took
 
 
 def _count(ctx: AppServices, filters: ExportFilters, job: Counting) -> None:
+    started = time.monotonic()
     try:
         job.result = preview(ctx.store, filters)
     except Exception as exc:  # noqa: BLE001 - shown on the page
         job.error = f"{type(exc).__name__}: {exc}"
+    _TOOK[ctx.settings.db_path] = time.monotonic() - started
 
 
 def plan_of(ctx: AppServices, filters: ExportFilters) -> tuple[ExportPreview | None, bool, str | None]:
@@ -88,7 +92,9 @@ def plan_of(ctx: AppServices, filters: ExportFilters) -> tuple[ExportPreview | N
             _COUNTS[key] = job
             while len(_COUNTS) > KEEP:
                 _COUNTS.pop(next(iter(_COUNTS)))
-    if job.thread is not None and job.thread.is_alive():
+    # Waited for only where counting is quick: a page of a large database is not held up by a count it will
+    # not see finish anyway.
+    if job.thread is not None and job.thread.is_alive() and _TOOK.get(path, 0.0) < WAIT_S:
         job.thread.join(WAIT_S)
     current = not job.running and job.signature == signature and job.error is None
     return job.result, current, job.error

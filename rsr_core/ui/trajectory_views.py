@@ -18,8 +18,9 @@ from rsr_core.store.columns import parse_time
 from rsr_core.ui.context import AppServices
 from rsr_core.ui.data import Cursor, cached
 from rsr_core.ui.grid import clear, grid
+from rsr_core.ui.steps import show_steps
 from rsr_core.ui.views import turn_spans
-from rsr_core.ui.widgets import md_escape, money_column, render_step
+from rsr_core.ui.widgets import md_escape, money_column
 
 STEPS_PER_PAGE = 25
 TURNS_PER_PAGE = 8
@@ -292,22 +293,6 @@ def _seconds(steps, following) -> dict[int, float]:
     return out
 
 
-def scroll_to(anchor: str) -> None:
-    """Scroll the page to an anchor once (the linked step)."""
-    done = st.session_state.setdefault("_scrolled", set())
-    if anchor in done:
-        return
-    done.add(anchor)
-    # Run in the page itself (an st.components iframe is a document of its own to load); the anchor is built
-    # from a step number, never from trajectory content.
-    st.html(
-        "<script>(() => { let tries = 0; const go = () => { const e = document.getElementById("
-        f"{anchor!r}); if (e) {{ e.scrollIntoView({{block: 'start'}}); }} else if (tries++ < 40) "
-        "{ setTimeout(go, 50); } }; go(); })();</script>",
-        unsafe_allow_javascript=True,
-    )
-
-
 def trajectory_detail(ctx: AppServices, trajectory_id: str, step: int | None) -> None:
     """One trajectory, STEPS_PER_PAGE steps at a time (the page holding `step` first, scrolled to it)."""
     head = _trajectory(ctx, trajectory_id, 1, 0)
@@ -337,14 +322,22 @@ def trajectory_detail(ctx: AppServices, trajectory_id: str, step: int | None) ->
     steps = traj.steps[:STEPS_PER_PAGE]
     following = traj.steps[STEPS_PER_PAGE] if len(traj.steps) > STEPS_PER_PAGE else None
     seconds = _seconds(steps, following)
-    for s in steps:
-        if s.index == step:
-            st.markdown(f'<div id="step-{s.index}"></div>', unsafe_allow_html=True)
-        render_step(
-            s, key=f"{trajectory_id}_{s.index}", highlight=s.index == step, seconds=seconds.get(s.index)
-        )
-    if step is not None and lo <= step < lo + STEPS_PER_PAGE:
-        scroll_to(f"step-{step}")
+    linked = step if step is not None and lo <= step < lo + STEPS_PER_PAGE else None
+    show_steps(
+        f"steps_{trajectory_id}",
+        lambda cards: [
+            {
+                "label": "",
+                "cells": [
+                    [
+                        cards.card(s, f"{trajectory_id}_{s.index}", s.index == step, seconds.get(s.index))
+                        for s in steps
+                    ]
+                ],
+            }
+        ],
+        scroll=linked,
+    )
     if traj.verifier_output and page == pages:
         with st.expander("verifier output"):
             st.code(traj.verifier_output, language="text")
@@ -376,10 +369,19 @@ def side_by_side(ctx: AppServices, a_id: str, b_id: str) -> None:
         part = _trajectory(ctx, tid, shown[0][0], shown[-1][1]) if shown else None
         by_index = {s.index: s for s in part.steps} if part is not None else {}
         sides.append([[by_index[i] for i in range(lo, hi + 1) if i in by_index] for lo, hi in shown])
-    for k in range(last - first):
-        left, right = st.columns(2)
-        for col, side, prefix in ((left, sides[0], "A"), (right, sides[1], "B")):
-            with col:
-                st.caption(f"turn {first + k + 1}")
-                for s in side[k] if k < len(side) else []:
-                    render_step(s, key=f"{prefix}{first + k}_{s.index}")
+    show_steps(
+        f"pair_{a_id}_{b_id}",
+        lambda cards: [
+            {
+                "label": f"turn {first + k + 1}",
+                "cells": [
+                    [
+                        cards.card(s, f"{prefix}{first + k}_{s.index}")
+                        for s in (side[k] if k < len(side) else [])
+                    ]
+                    for side, prefix in ((sides[0], "A"), (sides[1], "B"))
+                ],
+            }
+            for k in range(last - first)
+        ],
+    )

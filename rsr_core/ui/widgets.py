@@ -1,5 +1,6 @@
 """Streamlit helpers shared by the pages. Content from trajectories and runbooks is always shown as text
-(st.text / st.code, or markdown with every punctuation character escaped), never as HTML."""
+(the studio's table and step cards set it as text content; markdown gets every punctuation character
+escaped), never as HTML."""
 
 from __future__ import annotations
 
@@ -8,13 +9,11 @@ import re
 import pandas as pd
 import streamlit as st
 
-from rsr_core.models import CriticFlag, Step
+from rsr_core.models import CriticFlag
 from rsr_core.store import StoreBusyError, queries
 from rsr_core.ui.context import AppServices, build_app_services
 from rsr_core.ui.data import Cursor, cached
 
-SHOW_HEAD, SHOW_TAIL = 3000, 1500
-MAX_INLINE = 400_000
 _PUNCT = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~:$&\"'=^%@/,;?])")
 
 
@@ -104,85 +103,6 @@ def require_data(ctx: AppServices) -> bool:
         st.success(f"Loaded {report.trajectories_added} trajectories and {report.tasks_added} tasks.")
         st.rerun()
     return False
-
-
-def show_text_block(text: str, key: str, language: str = "text") -> None:
-    """Terminal text; long blocks are cut (head and tail) with a way to see everything."""
-    if len(text) <= SHOW_HEAD + SHOW_TAIL:
-        st.code(text, language=language, wrap_lines=True)
-        return
-    omitted = len(text) - SHOW_HEAD - SHOW_TAIL
-    if st.toggle(f"show all {len(text):,} characters", key=f"full_{key}"):
-        if len(text) > MAX_INLINE:
-            st.download_button("download the full text", text, file_name=f"{key}.txt", key=f"dl_{key}")
-            st.code(text[:MAX_INLINE], language=language, wrap_lines=True)
-        else:
-            st.code(text, language=language, wrap_lines=True)
-    else:
-        st.code(
-            f"{text[:SHOW_HEAD]}\n[... {omitted:,} characters not shown ...]\n{text[-SHOW_TAIL:]}",
-            language=language,
-            wrap_lines=True,
-        )
-
-
-def step_caption(step: Step, seconds: float | None) -> str:
-    """When a step happened, how long until the next one, and what its model call used."""
-    parts = []
-    if step.timestamp:
-        parts.append(step.timestamp)
-    if seconds is not None:
-        parts.append(f"{seconds:.1f} s")
-    if step.prompt_tokens is not None or step.completion_tokens is not None:
-        parts.append(f"{step.prompt_tokens or 0:,} + {step.completion_tokens or 0:,} tokens")
-    if step.cost_usd is not None:
-        parts.append(f"${step.cost_usd:.4f}")
-    return " · ".join(parts)
-
-
-def _step_body(step: Step, key: str) -> None:
-    if step.source == "agent":
-        if step.analysis is not None:
-            st.text(f"Analysis: {step.analysis}\nPlan: {step.plan or ''}")
-        else:
-            st.caption("answer (not valid protocol JSON)")
-            show_text_block(step.message, f"{key}_msg")
-        if step.commands:
-            st.code(
-                "\n".join(f"{c.keystrokes.rstrip()}    # wait {c.duration:g}s" for c in step.commands),
-                language="bash",
-                wrap_lines=True,
-            )
-        if step.task_complete:
-            st.caption("claims the task is complete")
-        if step.observation:
-            show_text_block(step.observation, f"{key}_obs")
-    else:
-        show_text_block(step.message, f"{key}_msg")
-
-
-def render_step(step: Step, key: str, highlight: bool = False, seconds: float | None = None) -> None:
-    """One step: harness-control, private-guidance and copied-context steps are collapsed and labelled."""
-    caption = step_caption(step, seconds)
-    if step.harness_control or step.private_guidance or step.copied_context:
-        label = (
-            "harness control (not part of the task dialogue)"
-            if step.harness_control
-            else "private guidance: the runbook (removed from training data)"
-            if step.private_guidance
-            else "copied context (never trains)"
-        )
-        linked = " · linked step" if highlight else ""
-        with st.expander(f"step {step.index} · {step.source} · {label}{linked}", expanded=highlight):
-            if caption:
-                st.caption(md_escape(caption))
-            _step_body(step, key)
-        return
-    with st.container(border=True):
-        st.markdown(f"**step {step.index} · {step.source}**" + (" · *linked step*" if highlight else ""))
-        if caption:
-            st.caption(md_escape(caption))
-        _step_body(step, key)
 
 
 def highlighted_runbook(text: str, flags: list[CriticFlag]) -> str:

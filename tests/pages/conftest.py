@@ -67,3 +67,16 @@ def grid_frame(at: AppTest, key: str):
             data = json.loads(element.proto.json)
             return pd.DataFrame(data["rows"], columns=data["ids"])
     raise AssertionError(f"no table {key!r} on the page")
+
+
+def step_cards(at: AppTest) -> list[dict]:
+    """Every step card the page's step views (rsr_core/ui/steps.py) were given to draw, in order."""
+    import json
+
+    cards = []
+    for element in at.get("bidi_component"):
+        if element.proto.component_name == "rsr_core.steps":
+            for row in json.loads(element.proto.json)["rows"]:
+                for cell in row["cells"]:
+                    cards.extend(cell)
+    return cards

@@ -7,7 +7,7 @@ import pytest
 from rsr_core.models import Step, Trajectory
 from rsr_core.store import pipeline
 from rsr_core.ui.widgets import md_escape
-from tests.pages.conftest import PAGES, grid_frame, open_services, page
+from tests.pages.conftest import PAGES, grid_frame, open_services, page, step_cards
 
 
 @pytest.mark.parametrize("name", PAGES)
@@ -84,7 +84,10 @@ def test_deep_links_open_exactly_that_view(demo_db):
     tid = store.list_trajectories(limit=1)[0]["trajectory_id"]
     at = page("trajectories", trajectory=tid, step="3")
     assert not at.exception and at.subheader[0].value == md_escape(tid)
-    assert any("linked step" in m.value for m in at.markdown)
+    linked = [c for c in step_cards(at) if c["highlight"]]
+    assert [c["title"] for c in linked] == [
+        "step 3 · " + linked[0]["title"].split(" · ")[1] + " · linked step"
+    ]
     a, b = (r["trajectory_id"] for r in store.list_trajectories(limit=2))
     at = page("trajectories", compare=f"{a},{b}")
     assert [s.value for s in at.subheader] == [md_escape(a), md_escape(b)]
@@ -138,9 +141,38 @@ def test_trajectory_content_is_text_never_html(demo_db):
     )
     at = page("trajectories", trajectory="evil")
     assert not at.exception
-    shown = [c.value for c in at.code] + [t.value for t in at.text]
+    shown = [b["text"] for c in step_cards(at) for b in c["blocks"]]
     assert sum(evil in s for s in shown) == 3
     assert not any("<script>" in m.value for m in at.markdown)
+
+
+def test_long_terminal_output_is_cut_until_the_reader_asks_for_all_of_it(demo_db):
+    long, huge = "x" * 9_000 + "END", "y" * 500_000
+    open_services().store.write_trajectories(
+        [
+            Trajectory(
+                trajectory_id="long-output",
+                task_id="json-to-env",
+                harness="terminus-2",
+                content_hash="l",
+                steps=[
+                    Step(index=1, source="user", message="go"),
+                    Step(index=2, source="agent", analysis="a", plan="p", observation=long),
+                    Step(index=3, source="agent", analysis="a", plan="p", observation=huge),
+                ],
+            )
+        ]
+    )
+    at = page("trajectories", trajectory="long-output")
+    blocks = [b for c in step_cards(at) for b in c["blocks"] if "cut" in b]
+    assert [b["cut"] for b in blocks] == ["show all 9,003 characters", "show all 500,000 characters"]
+    assert "characters not shown" in blocks[0]["text"] and len(blocks[0]["text"]) < 5_000
+    at.session_state["steps_long-output"] = {"full": [b["id"] for b in blocks]}  # as the two buttons do
+    at.run()
+    texts = [b["text"] for c in step_cards(at) for b in c["blocks"]]
+    assert long in texts and not any("cut" in b for c in step_cards(at) for b in c["blocks"])
+    assert "y" * 400_000 in texts and huge not in texts  # shown up to 400,000 characters, the rest downloads
+    assert len(at.get("download_button")) == 1
 
 
 def test_secrets_are_never_displayed(demo_db, monkeypatch):
