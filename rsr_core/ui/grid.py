@@ -4,7 +4,6 @@ size; this one costs what the rows cost. Selections are row keys, kept across pa
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from importlib import resources
@@ -20,16 +19,18 @@ Format = Callable[[Any], str]
 @cache
 def _renderer() -> Callable[..., Any]:
     assets = resources.files("rsr_core.ui") / "assets"
+    # Not style-isolated: the rows are part of the page's text (the browser's search, text-reading tools).
     return st.components.v2.component(
         "rsr_core.grid",
         js=(assets / "grid.js").read_text(),
         css=(assets / "grid.css").read_text(),
+        isolate_styles=False,
     )
 
 
 def cell(value: Any) -> str:
     """A value as the table shows it: empty for missing, integers without a point, other numbers to 4 places."""
-    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NaT:
+    if value is None or (pd.api.types.is_scalar(value) and pd.isna(value)):
         return ""
     if isinstance(value, bool):
         return str(value).lower()
@@ -49,11 +50,12 @@ def grid(
     height: int | None = None,
     tones: Sequence[str] | None = None,
     wrap: Sequence[str] = (),
+    mono: Sequence[str] = (),
 ) -> list[str]:
     """Draw `frame`; return the keys (values of `row_key`) of the rows chosen, on this page or earlier ones.
 
     `tones` colours rows ("delete", "insert", "replace": red, green, yellow); the columns in `wrap` wrap their
-    text (commands, reasons) instead of being cut at the cell's width."""
+    text (commands, reasons) instead of being cut at the cell's width, those in `mono` in the code font."""
     labels, formats = labels or {}, formats or {}
     keys = [str(v) for v in frame[row_key]] if row_key else [str(i) for i in range(len(frame))]
     state = st.session_state.get(key) or {}
@@ -75,6 +77,7 @@ def grid(
         "select": select,
         "tones": list(tones) if tones is not None else [],
         "wrap": [c in wrap for c in columns],
+        "mono": [c in mono for c in columns],
     }
     result = _renderer()(
         key=key,

@@ -160,7 +160,8 @@ def test_two_reviewers_in_two_browsers_both_stored_latest_decides(studio, browse
 
     ana.reload()
     ana.goto(f"{studio.url}/runbooks?runbook={rid}")
-    body = shown(ana, f"{rid} · human_rejected")  # after a rerun ana sees ben's decision: the latest decides
+    # After a rerun ana sees ben's decision (the latest decides) and both in the history.
+    body = shown(ana, f"{rid} · human_rejected", "the answer is in step 3")
     assert "reads well" in body and "the answer is in step 3" in body
     shot(ana, "review-history-both", at="review history")
     first.close()

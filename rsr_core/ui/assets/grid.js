@@ -48,8 +48,9 @@ export default function (component) {
     cells.forEach((text, i) => {
       const td = tr.insertCell();
       td.textContent = text;
-      if (data.numeric[i]) td.className = "num";
-      if (data.wrap[i]) td.className = "wrap";
+      if (data.numeric[i]) td.classList.add("num");
+      if (data.wrap[i]) td.classList.add("wrap");
+      if (data.mono[i]) td.classList.add("mono");
     });
   });
   root.replaceChildren(table);

@@ -55,5 +55,11 @@ if require_data(ctx):
     pages = max(1, math.ceil(len(rows) / DIFF_ROWS))
     page = st.number_input(f"rows page (of {pages}; {len(rows)} rows)", 1, pages, 1, key="diff_page")
     frame = diff_frame(rows[(page - 1) * DIFF_ROWS : page * DIFF_ROWS])
-    table(frame, key="diff_rows", tones=list(frame["op"]), wrap=("source", "rewrite"))
+    table(
+        frame,
+        key="diff_rows",
+        tones=list(frame["op"]),
+        wrap=("source", "rewrite"),
+        mono=("source", "rewrite"),
+    )
     page_link("open both side by side", "trajectories", compare=f"{source_id},{rewrite_id}")
