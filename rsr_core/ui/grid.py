@@ -12,7 +12,7 @@ from typing import Any, Literal
 import pandas as pd
 import streamlit as st
 
-Select = Literal["none", "single", "multi"]
+Select = Literal["none", "multi"]
 Format = Callable[[Any], str]
 
 
@@ -60,8 +60,6 @@ def grid(
     keys = [str(v) for v in frame[row_key]] if row_key else [str(i) for i in range(len(frame))]
     state = st.session_state.get(key) or {}
     chosen = list(state.get("selected") or []) if select != "none" else []
-    if select == "single":
-        chosen = chosen[-1:]
     columns = list(frame.columns)
     rows = [
         [formats.get(c, cell)(v) for c, v in zip(columns, values, strict=True)]

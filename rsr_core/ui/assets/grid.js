@@ -38,10 +38,7 @@ export default function (component) {
       tr.onclick = (e) => {
         if (e.target.tagName === "A") return;
         if (selected.has(key)) selected.delete(key);
-        else {
-          if (data.select === "single") selected.clear();
-          selected.add(key);
-        }
+        else selected.add(key);
         send();
       };
     }
