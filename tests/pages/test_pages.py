@@ -74,6 +74,12 @@ def test_rows_chosen_on_two_pages_of_the_list_are_compared_side_by_side(demo_db)
     at.session_state["list_table"] = {"selected": [first, second]}
     at.run()
     assert "2 selected" in at.caption[-1].value
+    at.button(key="clear_chosen").click().run()
+    assert (
+        at.button(key="compare_two").disabled is True and "selected" not in at.caption[-1].value.split("(")[0]
+    )
+    at.session_state["list_table"] = {"selected": [first, second]}
+    at.run()
     at.button(key="compare_two").click().run()
     assert not at.exception
     assert [s.value for s in at.subheader] == [md_escape(first), md_escape(second)]
