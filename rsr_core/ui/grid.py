@@ -5,27 +5,19 @@ size; this one costs what the rows cost. Selections are row keys, kept across pa
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from functools import cache
-from importlib import resources
 from typing import Any, Literal
 
 import pandas as pd
 import streamlit as st
 
+from rsr_core.ui.component import mount
+
 Select = Literal["none", "multi"]
 Format = Callable[[Any], str]
 
 
-@cache
 def _renderer() -> Callable[..., Any]:
-    assets = resources.files("rsr_core.ui") / "assets"
-    # Not style-isolated: the rows are part of the page's text (the browser's search, text-reading tools).
-    return st.components.v2.component(
-        "rsr_core.grid",
-        js=(assets / "grid.js").read_text(),
-        css=(assets / "grid.css").read_text(),
-        isolate_styles=False,
-    )
+    return mount("rsr_core.grid", "grid")
 
 
 def cell(value: Any) -> str:

@@ -6,28 +6,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from functools import cache
-from importlib import resources
 from typing import Any
 
 import streamlit as st
 
 from rsr_core.models import Step
+from rsr_core.ui.component import mount
 
 SHOW_HEAD, SHOW_TAIL = 3000, 1500
 MAX_INLINE = 400_000
 
 
-@cache
 def _renderer() -> Callable[..., Any]:
-    assets = resources.files("rsr_core.ui") / "assets"
-    # Not style-isolated: the cards are part of the page (found by the browser's search, their anchors by id).
-    return st.components.v2.component(
-        "rsr_core.steps",
-        js=(assets / "steps.js").read_text(),
-        css=(assets / "steps.css").read_text(),
-        isolate_styles=False,
-    )
+    return mount("rsr_core.steps", "steps")
 
 
 def step_caption(step: Step, seconds: float | None) -> str:
