@@ -2,20 +2,16 @@
 
 Frames come from rsr_core/analysis: `distribution.group_stats` (summarised distributions: a chart carries a few
 numbers per group, never every pair), `similarity.score_pairs` (one task's pairs for the heatmap),
-`similarity.summary_frame` (summary), `coverage.harness_frame`, `coverage.upset_frame` and
-`coverage.funnel_frame`.
+`similarity.summary_frame` (summary). The Overview's count charts are Vega-Lite specs (rsr_core/count_charts.py).
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 RELATION_COLORS = {"same": "#1f77b4", "cross": "#ff7f0e"}
 METRIC_LABELS = {
@@ -160,127 +156,3 @@ def similarity_table(summary: pd.DataFrame) -> go.Figure:
     ]
     header = ["metric", "runbook", "pairs", "mean", "95% CI (bootstrap)"]
     return go.Figure(go.Table(header={"values": header}, cells={"values": cells}))
-
-
-def coverage_upset(upset: pd.DataFrame, harnesses: Sequence[str] | None = None) -> go.Figure:
-    """UpSet-style overlap of solved-task sets: bars of exclusive intersection sizes over a dot matrix.
-
-    `upset`: one boolean column per harness, `harnesses` (label), `tasks` (size) — `coverage.upset_frame`.
-    """
-    names = list(harnesses or [c for c in upset.columns if c not in ("harnesses", "degree", "tasks")])
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.7, 0.3], vertical_spacing=0.03)
-    x = list(range(len(upset)))
-    fig.add_trace(
-        go.Bar(
-            x=x,
-            y=upset["tasks"],
-            text=upset["tasks"],
-            textposition="outside",
-            cliponaxis=False,
-            hovertext=upset["harnesses"],
-            name="tasks",
-        ),
-        row=1,
-        col=1,
-    )
-    for row, name in enumerate(names):
-        member = upset[name].astype(bool).to_numpy()
-        fig.add_trace(
-            go.Scatter(
-                x=x,
-                y=[row] * len(x),
-                mode="markers",
-                marker={"size": 12, "color": np.where(member, "#333333", "#dddddd")},
-                showlegend=False,
-                hoverinfo="skip",
-            ),
-            row=2,
-            col=1,
-        )
-    top = float(upset["tasks"].max()) if len(upset) else 0.0
-    fig.update_yaxes(
-        title_text="tasks solved by exactly these", row=1, col=1, **count_axis(top), range=[0, top * 1.2 + 1]
-    )
-    fig.update_yaxes(tickvals=list(range(len(names))), ticktext=names, row=2, col=1)
-    fig.update_xaxes(showticklabels=False, row=2, col=1)
-    fig.update_layout(title="Overlap of solved tasks per harness", showlegend=False)
-    return fig
-
-
-def coverage_bars(harness: pd.DataFrame, union_solved: int | None = None) -> go.Figure:
-    """Per-harness attempted / solved / unique bars, with the union as a line.
-
-    `harness`: harness, attempted_tasks, solved_tasks, unique_solved (`coverage.harness_frame`).
-    """
-    fig = go.Figure()
-    for column, label in (
-        ("attempted_tasks", "attempted"),
-        ("solved_tasks", "solved"),
-        ("unique_solved", "solved by no other"),
-    ):
-        fig.add_trace(
-            go.Bar(
-                x=harness["harness"],
-                y=harness[column],
-                name=label,
-                text=harness[column],
-                textposition="outside",
-                cliponaxis=False,
-            )
-        )
-    top = max(
-        [float(harness[c].max()) for c in ("attempted_tasks",) if len(harness)] + [float(union_solved or 0)]
-    )
-    if union_solved is not None:
-        fig.add_hline(y=union_solved, line_dash="dash", annotation_text=f"union solved: {union_solved}")
-    fig.update_layout(
-        barmode="group",
-        title="Coverage per harness",
-        yaxis={**count_axis(top), "range": [0, top * 1.15 + 1], "title": "tasks"},
-        legend={"orientation": "h", "y": -0.15},
-    )
-    return fig
-
-
-FUNNEL_COLORS = {"pipeline": "#1f77b4", "runbook status": "#9ecae1", "execution outcome": "#ff7f0e"}
-
-
-def count_axis(maximum: float) -> dict:
-    """Axis settings that tick whole numbers only (no 0.5 tasks), from zero."""
-    step = max(1, math.ceil(maximum / 8)) if maximum > 0 else 1
-    return {"tick0": 0, "dtick": step, "rangemode": "tozero", "tickformat": ",d"}
-
-
-def funnel_chart(funnel: pd.DataFrame, expansion_ratio: float | None = None) -> go.Figure:
-    """Every stage of the rewrite funnel as horizontal bars in pipeline order, the runbook statuses and the
-    executions' outcomes set apart by colour. `funnel`: label, group, count (`coverage.funnel_frame`)."""
-    fig = go.Figure()
-    order = list(funnel["label"])
-    for group, color in FUNNEL_COLORS.items():
-        part = funnel[funnel["group"] == group]
-        fig.add_trace(
-            go.Bar(
-                y=part["label"],
-                x=part["count"],
-                orientation="h",
-                name=group,
-                marker_color=color,
-                text=[f"{n:,}" for n in part["count"]],
-                textposition="outside",
-                cliponaxis=False,
-            )
-        )
-    title = "Rewrite funnel"
-    if expansion_ratio is not None:
-        title += f" (expansion ratio {expansion_ratio:.2f})"
-    top = float(funnel["count"].max()) if len(funnel) else 0.0
-    fig.update_layout(
-        title=title,
-        barmode="overlay",
-        yaxis={"categoryorder": "array", "categoryarray": order[::-1], "automargin": True},
-        xaxis={**count_axis(top), "range": [0, top * 1.15 + 1], "title": "count"},
-        legend={"orientation": "h", "y": -0.15},
-        height=120 + 28 * len(order),
-        margin={"r": 40},
-    )
-    return fig

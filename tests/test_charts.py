@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from rsr_core import charts
+from rsr_core import charts, count_charts
 from rsr_core.analysis import coverage
 from rsr_core.analysis.distribution import group_stats
 from rsr_core.analysis.similarity import score_pairs, summary_frame
@@ -69,26 +69,45 @@ def test_a_chart_of_many_pairs_stays_small():
         assert len(charts.similarity_by_task(group_stats(long), "exact", shape=shape).to_json()) < 20_000
 
 
-def test_coverage_and_funnel_figures():
+def test_coverage_and_funnel_charts():
     outcomes = pd.DataFrame(
         {"harness": ["rsrt", "rsrt", "statem"], "task_id": ["t1", "t2", "t2"], "solved": [True, True, True]}
     )
     upset = coverage.upset_frame(outcomes)
-    fig = charts.coverage_upset(upset)
-    assert list(fig.data[0].y) == [1, 1]  # t2 by both, t1 by rsrt only
-    assert len(fig.data) == 3  # bars + one dot row per harness
+    spec = count_charts.coverage_upset(upset)
+    bars, dots = (view["data"]["values"] for view in spec["vconcat"])
+    assert [b["tasks"] for b in bars] == [1, 1]  # t2 by both, t1 by rsrt only
+    assert len(dots) == 4 and sum(d["member"] for d in dots) == 3  # one dot per set and harness
     stats = {"harnesses": {"rsrt": {"attempted_tasks": 2, "solved_tasks": 2, "unique_solved": 1}}}
-    assert len(charts.coverage_bars(coverage.harness_frame(stats), union_solved=2).data) == 3
+    spec = count_charts.coverage_bars(coverage.harness_frame(stats), union_solved=2)
+    assert {(v["measure"], v["tasks"]) for v in spec["data"]["values"]} == {
+        ("attempted", 2), ("solved", 2), ("solved by no other", 1)
+    }
+    assert spec["layer"][-1]["data"]["values"][0]["union"] == 2
     funnel = coverage.funnel_frame(
         {"sources": 2, "runbooks": 8, "critic_rejected": 1, "human_rejected": 1, "approved": 6,
          "executions": 32, "verifier_tampered": 1, "verified": 28, "answer_transfer": 1, "kept": 27}
     )  # fmt: skip
-    fig = charts.funnel_chart(funnel, 13.5)
-    by_group = {t.name: dict(zip(t.y, t.x, strict=True)) for t in fig.data}
+    spec = count_charts.funnel_chart(funnel, 13.5)
+    by_group: dict[str, dict[str, int]] = {}
+    for v in spec["data"]["values"]:
+        by_group.setdefault(v["group"], {})[v["label"]] = v["count"]
     assert by_group["pipeline"] == {
         "source trajectories": 2, "runbooks (all critic rounds)": 8, "executions": 32,
         "passed the verifier": 28, "kept for training": 27,
     }  # fmt: skip
     assert by_group["runbook status"]["rejected by a reviewer"] == 1
     assert by_group["execution outcome"] == {"tampered with the verifier": 1, "answer transfer": 1}
-    assert fig.layout.xaxis.dtick == 4 and fig.layout.xaxis.tickformat == ",d"  # whole numbers only
+    assert spec["layer"][0]["encoding"]["x"]["axis"] == {"format": ",d", "tickMinStep": 1}  # whole numbers
+    assert "13.50" in spec["title"]
+
+
+def test_count_charts_are_valid_vega_lite():
+    """Checked against the Vega-Lite schema (through altair, which Streamlit depends on)."""
+    import altair as alt
+
+    outcomes = pd.DataFrame({"harness": ["a", "b"], "task_id": ["t1", "t1"], "solved": [True, True]})
+    alt.VConcatChart.from_dict(count_charts.coverage_upset(coverage.upset_frame(outcomes)))
+    stats = {"harnesses": {"a": {"attempted_tasks": 2, "solved_tasks": 1, "unique_solved": 0}}}
+    alt.LayerChart.from_dict(count_charts.coverage_bars(coverage.harness_frame(stats), union_solved=1))
+    alt.LayerChart.from_dict(count_charts.funnel_chart(coverage.funnel_frame({"sources": 2}), None))

@@ -27,8 +27,8 @@ def overview_figures(cur: Cursor) -> dict[str, Any]:
 
 
 def overview_charts(fig: dict[str, Any]) -> dict[str, Any]:
-    """The Overview's plotly figures, built once per content of their data (validating a figure costs tens of
-    ms; a commit that does not change coverage or the funnel, such as a new eval run, rebuilds nothing)."""
+    """The Overview's charts, built once per content of their data (a commit that does not change coverage or
+    the funnel, such as a new eval run, rebuilds nothing)."""
     coverage, funnel = fig["coverage"], fig["funnel"]
     out = {}
     if coverage["harnesses"]:
@@ -41,7 +41,7 @@ def overview_charts(fig: dict[str, Any]) -> dict[str, Any]:
 
 @st.cache_resource(show_spinner=False, max_entries=12)
 def _chart(builder: str, *data: Any) -> Any:
-    """One figure of `rsr_core.charts`, keyed by the content of its (small) data frames."""
-    from rsr_core import charts
+    """One Vega-Lite spec of `rsr_core.count_charts`, keyed by the content of its (small) data frames."""
+    from rsr_core import count_charts
 
-    return getattr(charts, builder)(*data)
+    return getattr(count_charts, builder)(*data)

@@ -35,7 +35,7 @@ def test_loading_the_demo_from_an_empty_database(empty_db):
 def test_overview_figures(demo_db):
     at = page("overview")
     assert [m.value for m in at.metric][:3] == ["8", "24", "47"]
-    assert len(at.get("plotly_chart")) == 3
+    assert len(at.get("vega_lite_chart")) == 3
     assert "gain over the best single harness: +40.0%" in at.caption[0].value
 
 

@@ -30,8 +30,8 @@ if require_data(ctx):
             "the verifier never counts as solved"
         )
         left, right = st.columns(2)
-        left.plotly_chart(drawn["coverage_bars"], key="coverage_bars")
-        right.plotly_chart(drawn["coverage_upset"], key="coverage_upset")
+        left.vega_lite_chart(drawn["coverage_bars"], key="coverage_bars", width="stretch")
+        right.vega_lite_chart(drawn["coverage_upset"], key="coverage_upset", width="content")
         table(fig["harness"], key="ov_harness")
     else:
         st.info("No discovery trajectories yet: run `rsr discover` or ingest discovery runs.")
@@ -39,7 +39,7 @@ if require_data(ctx):
     st.subheader("Rewrite funnel")
     funnel = fig["funnel"]
     if funnel["runbooks"] or funnel["executions"]:
-        st.plotly_chart(drawn["funnel"], key="funnel")
+        st.vega_lite_chart(drawn["funnel"], key="funnel", width="stretch")
     else:
         st.info("No rewrite jobs yet: start one on the Rewrite page or with `rsr rewrite`.")
 
