@@ -81,7 +81,9 @@ def test_coverage_and_funnel_charts():
     stats = {"harnesses": {"rsrt": {"attempted_tasks": 2, "solved_tasks": 2, "unique_solved": 1}}}
     spec = count_charts.coverage_bars(coverage.harness_frame(stats), union_solved=2)
     assert {(v["measure"], v["tasks"]) for v in spec["data"]["values"]} == {
-        ("attempted", 2), ("solved", 2), ("solved by no other", 1)
+        ("attempted", 2),
+        ("solved", 2),
+        ("solved by no other", 1),
     }
     assert spec["layer"][-1]["data"]["values"][0]["union"] == 2
     funnel = coverage.funnel_frame(
