@@ -280,6 +280,7 @@ def test_scripts_in_trajectory_content_do_not_run(studio, page, tmp_path):
     doc = {
         "schema_version": "ATIF-v1.5",
         "session_id": "hostile-html",
+        "extra": {"rsr": {"task_id": '<img src=y onerror=alert("t")><b>task'}},
         "agent": {"name": "terminus-2", "version": "1", "model_name": "m"},
         "steps": [
             {"step_id": 1, "source": "user", "message": hostile},
@@ -299,6 +300,15 @@ def test_scripts_in_trajectory_content_do_not_run(studio, page, tmp_path):
     assert dialogs == []
     assert page.evaluate("() => document.querySelectorAll('[data-testid=stMain] img[src=x]').length") == 0
     shot(page, "hostile-content")
+    # The list's table shows the task id as text: no element made of it, no script run.
+    page.goto(f"{studio.url}/trajectories")
+    shown(page, "trajectories)")
+    page.get_by_label("search commands, messages and observations").fill("onerror")
+    page.keyboard.press("Enter")
+    _, rows = _grid_when(page, lambda h, r: len(r) == 1)
+    assert rows[0][:2] == ["hostile-html", '<img src=y onerror=alert("t")><b>task']
+    assert page.evaluate("() => document.querySelectorAll('img[src=y], .rsr-grid b').length") == 0
+    assert dialogs == []
 
 
 def _choose(page, label_start: str, option: str) -> None:

@@ -45,6 +45,7 @@ export default function (component) {
     cells.forEach((text, i) => {
       const td = tr.insertCell();
       td.textContent = text;
+      if (text.length > 40 && !data.wrap[i]) td.title = text; // a cut value shows whole on hover
       if (data.numeric[i]) td.classList.add("num");
       if (data.wrap[i]) td.classList.add("wrap");
       if (data.mono[i]) td.classList.add("mono");
