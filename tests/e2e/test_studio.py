@@ -311,6 +311,32 @@ def test_scripts_in_trajectory_content_do_not_run(studio, page, tmp_path):
     assert dialogs == []
 
 
+def test_long_output_is_cut_until_show_all_is_clicked(studio, page, tmp_path):
+    long = "".join(f"line {i:05d}\n" for i in range(900)) + "THE-END"
+    doc = {
+        "schema_version": "ATIF-v1.5",
+        "session_id": "long-output",
+        "agent": {"name": "terminus-2", "version": "1", "model_name": "m"},
+        "steps": [
+            {"step_id": 1, "source": "user", "message": "print a lot"},
+            {"step_id": 2, "source": "agent", "message": "ok",
+             "tool_calls": [{"tool_call_id": "c", "function_name": "bash_command",
+                             "arguments": {"keystrokes": "seq 900\n", "duration": 0.1}}],
+             "observation": {"results": [{"source_call_id": "c", "content": long}]}},
+        ],
+    }  # fmt: skip
+    (tmp_path / "long.json").write_text(json.dumps(doc))
+    studio.rsr("ingest", str(tmp_path / "long.json"))
+    page.goto(f"{studio.url}/trajectories?trajectory=long-output")
+    body = shown(page, "characters not shown")
+    assert "THE-END" in body and "line 00450" not in body  # head and tail only
+    page.get_by_role("button", name=f"show all {len(long):,} characters").click()
+    page.get_by_text("line 00450").first.wait_for(timeout=TIMEOUT_MS)
+    body = shown(page, "line 00450")
+    assert "characters not shown" not in body
+    shot(page, "long-output-shown-whole", at="line 00450")
+
+
 def _choose(page, label_start: str, option: str) -> None:
     """Pick `option` in the selectbox whose label starts with `label_start`."""
     box = page.get_by_role("combobox", name=re.compile("^" + re.escape(label_start))).first
