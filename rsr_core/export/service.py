@@ -72,12 +72,18 @@ class _Pass:
 
 
 def _run(
-    store: Store, filters: ExportFilters, writer: RowWriter, archive: bool, on_progress: Progress | None
+    store: Store,
+    filters: ExportFilters,
+    writer: RowWriter,
+    archive: bool,
+    on_progress: Progress | None,
+    between: Callable[[], None] | None = None,
 ) -> _Pass:
     """The one pass behind both `preview` and `export`: selection reasons from SQL, then per trajectory the
-    training messages (or why there are none) and the duplicate filter; rows go to `writer`."""
+    training messages (or why there are none) and the duplicate filter; rows go to `writer`. `between` is
+    called between trajectories."""
     with store.reading() as cur:
-        return _run_on(cur, filters, writer, archive, on_progress)
+        return _run_on(cur, filters, writer, archive, on_progress, between)
 
 
 def _run_on(
@@ -86,6 +92,7 @@ def _run_on(
     writer: RowWriter,
     archive: bool,
     on_progress: Progress | None,
+    between: Callable[[], None] | None = None,
 ) -> _Pass:
     result = _Pass()
     eligible = 0
@@ -103,6 +110,8 @@ def _run_on(
             {} if archive else eq.task_instructions(cur, [t.task_id for t in trajectories if t.task_id])
         )
         for traj in trajectories:
+            if between is not None:
+                between()
             done += 1
             if archive:
                 messages: list[dict[str, str]] = []
@@ -130,13 +139,17 @@ def _run_on(
 
 
 def preview(
-    store: Store, filters: ExportFilters | None = None, on_progress: Progress | None = None
+    store: Store,
+    filters: ExportFilters | None = None,
+    on_progress: Progress | None = None,
+    between: Callable[[], None] | None = None,
 ) -> ExportPreview:
     """Exactly what `export` with these filters would write (the same pass, nothing written): rows, duplicates
-    and every left-out reason."""
+    and every left-out reason. `between` is called between trajectories (a count in the background of a
+    server lets the server's own threads run there)."""
     filters = filters or ExportFilters()
     archive = filters.all_trajectories
-    found = _run(store, filters, NullWriter(), archive, on_progress)
+    found = _run(store, filters, NullWriter(), archive, on_progress, between)
     return ExportPreview(
         selected=found.selected,
         eligible=found.exported + found.duplicates,

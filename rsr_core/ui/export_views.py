@@ -7,7 +7,7 @@ import io
 import threading
 import time
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -51,6 +51,7 @@ class Counting:
     thread: threading.Thread | None = None
     result: ExportPreview | None = None
     error: str | None = None
+    started: float = field(default_factory=time.monotonic)
 
     @property
     def running(self) -> bool:
@@ -64,13 +65,18 @@ WAIT_S = 0.3  # a small database's count is shown at once, a large one's follows
 _TOOK: dict[str, float] = {}  # how long the last count of each database took
 
 
+def _let_others_run() -> None:
+    """Give the interpreter up for a moment: the count is pure Python between its reads, and the server's
+    threads (the pages being drawn meanwhile) would otherwise wait for it."""
+    time.sleep(0)
+
+
 def _count(ctx: AppServices, filters: ExportFilters, job: Counting) -> None:
-    started = time.monotonic()
     try:
-        job.result = preview(ctx.store, filters)
+        job.result = preview(ctx.store, filters, between=_let_others_run)
     except Exception as exc:  # noqa: BLE001 - shown on the page
         job.error = f"{type(exc).__name__}: {exc}"
-    _TOOK[ctx.settings.db_path] = time.monotonic() - started
+    _TOOK[ctx.settings.db_path] = time.monotonic() - job.started
 
 
 def plan_of(ctx: AppServices, filters: ExportFilters) -> tuple[ExportPreview | None, bool, str | None]:
@@ -92,10 +98,11 @@ def plan_of(ctx: AppServices, filters: ExportFilters) -> tuple[ExportPreview | N
             _COUNTS[key] = job
             while len(_COUNTS) > KEEP:
                 _COUNTS.pop(next(iter(_COUNTS)))
-    # Waited for only where counting is quick: a page of a large database is not held up by a count it will
-    # not see finish anyway.
-    if job.thread is not None and job.thread.is_alive() and _TOOK.get(path, 0.0) < WAIT_S:
-        job.thread.join(WAIT_S)
+    # Waited for in the count's first WAIT_S only, and not at all where the last count of this database took
+    # longer: a page (or its poll) is not held up by a count it will not see finish anyway.
+    left = WAIT_S - (time.monotonic() - job.started)
+    if job.thread is not None and job.thread.is_alive() and left > 0 and _TOOK.get(path, 0.0) < WAIT_S:
+        job.thread.join(left)
     current = not job.running and job.signature == signature and job.error is None
     return job.result, current, job.error
 

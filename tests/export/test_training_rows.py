@@ -150,6 +150,13 @@ def test_left_out_reasons_and_preview_equal_the_write(mixed, tmp_path):
     assert preview(mixed, everything).exported == 6
 
 
+def test_a_count_calls_its_hook_between_trajectories_and_counts_the_same(mixed):
+    calls = []
+    p = preview(mixed, between=lambda: calls.append(1))
+    assert p == preview(mixed)
+    assert len(calls) == p.exported + p.duplicates + p.left_out.no_instruction + p.left_out.no_steps > 0
+
+
 @pytest.mark.parametrize("fmt", ["sft-jsonl", "sharegpt", "parquet", "atif"])
 def test_every_row_of_every_format_follows_the_chat_rules(mixed, tmp_path, fmt):
     out = tmp_path / ("o.parquet" if fmt == "parquet" else "o" if fmt == "atif" else "o.jsonl")
