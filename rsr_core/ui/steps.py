@@ -70,7 +70,10 @@ class Cards:
         )
         return [{"kind": "code", "text": text[:MAX_INLINE]}, {"kind": "note", "text": note}]
 
-    def card(self, step: Step, key: str, highlight: bool = False, seconds: float | None = None) -> dict:
+    def card(
+        self, step: Step, key: str, highlight: bool = False, seconds: float | None = None, anchor: bool = True
+    ) -> dict:
+        """One step's card; `anchor`: it carries the page's `step-N` id (one trajectory on the page)."""
         label = special_label(step)
         blocks: list[dict[str, str]] = []
         if step.source == "agent":
@@ -91,7 +94,7 @@ class Cards:
         else:
             blocks += self.block(step.message, f"{key}_msg")
         return {
-            "anchor": step.index,
+            "anchor": step.index if anchor else None,
             "title": f"step {step.index} · {step.source}"
             + (f" · {label}" if label else "")
             + (" · linked step" if highlight else ""),

@@ -376,7 +376,7 @@ def side_by_side(ctx: AppServices, a_id: str, b_id: str) -> None:
                 "label": f"turn {first + k + 1}",
                 "cells": [
                     [
-                        cards.card(s, f"{prefix}{first + k}_{s.index}")
+                        cards.card(s, f"{prefix}{first + k}_{s.index}", anchor=False)
                         for s in (side[k] if k < len(side) else [])
                     ]
                     for side, prefix in ((sides[0], "A"), (sides[1], "B"))

@@ -87,6 +87,8 @@ def test_rows_chosen_on_two_pages_of_the_list_are_compared_side_by_side(demo_db)
     at.button(key="compare_two").click().run()
     assert not at.exception
     assert [s.value for s in at.subheader] == [md_escape(first), md_escape(second)]
+    cards = step_cards(at)
+    assert cards and all(c["anchor"] is None for c in cards)  # two runs' step 1: no id given twice
 
 
 def test_deep_links_open_exactly_that_view(demo_db):

@@ -5,7 +5,7 @@
 function card(step, showAll) {
   const box = document.createElement(step.label ? "details" : "section");
   box.className = "rsr-step" + (step.highlight ? " linked" : "");
-  box.id = "step-" + step.anchor;
+  if (step.anchor != null) box.id = "step-" + step.anchor;
   const title = document.createElement(step.label ? "summary" : "div");
   title.className = "title";
   title.textContent = step.title;
