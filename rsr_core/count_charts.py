@@ -23,6 +23,18 @@ COVERAGE_MEASURES = {
 WHOLE = {"format": ",d", "tickMinStep": 1}  # count axes tick whole numbers only (no 0.5 tasks)
 
 
+def _bars_with_counts(encoding: Spec, count: str, **label: Any) -> list[Spec]:
+    """A layer of bars and a layer writing each bar's count at its end (`label`: the text mark's placement)."""
+    position = {k: v for k, v in encoding.items() if k in ("x", "y", "xOffset")}
+    return [
+        {"mark": {"type": "bar", "tooltip": True}, "encoding": encoding},
+        {
+            "mark": {"type": "text", **label},
+            "encoding": {**position, "text": {"field": count, "format": ",d"}},
+        },
+    ]
+
+
 def coverage_bars(harness: pd.DataFrame, union_solved: int | None = None) -> Spec:
     """Per-harness attempted / solved / unique bars side by side, with the union solved as a dashed rule.
 
@@ -36,21 +48,8 @@ def coverage_bars(harness: pd.DataFrame, union_solved: int | None = None) -> Spe
     x = {"field": "harness", "type": "nominal", "title": None, "axis": {"labelAngle": 0}}
     y = {"field": "tasks", "type": "quantitative", "title": "tasks", "axis": WHOLE}
     offset = {"field": "measure", "sort": order}
-    layers: list[Spec] = [
-        {
-            "mark": {"type": "bar", "tooltip": True},
-            "encoding": {
-                "x": x,
-                "xOffset": offset,
-                "y": y,
-                "color": {"field": "measure", "sort": order, "title": None, "legend": {"orient": "bottom"}},
-            },
-        },
-        {
-            "mark": {"type": "text", "dy": -6},
-            "encoding": {"x": x, "xOffset": offset, "y": y, "text": {"field": "tasks", "format": ",d"}},
-        },
-    ]
+    color = {"field": "measure", "sort": order, "title": None, "legend": {"orient": "bottom"}}
+    layers = _bars_with_counts({"x": x, "xOffset": offset, "y": y, "color": color}, "tasks", dy=-6)
     if union_solved is not None:
         rule = {"union": int(union_solved), "label": f"union solved: {union_solved}"}
         layers.append(
@@ -94,29 +93,20 @@ def coverage_upset(upset: pd.DataFrame, harnesses: Sequence[str] | None = None) 
                 "data": {"values": bars},
                 "height": 220,
                 "width": {"step": step},
-                "layer": [
+                "layer": _bars_with_counts(
                     {
-                        "mark": {"type": "bar", "tooltip": True},
-                        "encoding": {
-                            "x": x,
-                            "y": {
-                                "field": "tasks",
-                                "type": "quantitative",
-                                "title": "tasks solved by exactly these",
-                                "axis": WHOLE,
-                            },
-                            "tooltip": [{"field": "harnesses"}, {"field": "tasks", "format": ",d"}],
+                        "x": x,
+                        "y": {
+                            "field": "tasks",
+                            "type": "quantitative",
+                            "title": "tasks solved by exactly these",
+                            "axis": WHOLE,
                         },
+                        "tooltip": [{"field": "harnesses"}, {"field": "tasks", "format": ",d"}],
                     },
-                    {
-                        "mark": {"type": "text", "dy": -6},
-                        "encoding": {
-                            "x": x,
-                            "y": {"field": "tasks", "type": "quantitative"},
-                            "text": {"field": "tasks", "format": ",d"},
-                        },
-                    },
-                ],
+                    "tasks",
+                    dy=-6,
+                ),
             },
             {
                 "data": {"values": dots},
@@ -152,27 +142,15 @@ def funnel_chart(funnel: pd.DataFrame, expansion_ratio: float | None = None) -> 
         title += f" (expansion ratio {expansion_ratio:.2f})"
     y = {"field": "label", "type": "nominal", "sort": order, "title": None, "axis": {"labelLimit": 320}}
     x = {"field": "count", "type": "quantitative", "title": "count", "axis": WHOLE}
+    color = {
+        "field": "group",
+        "title": None,
+        "scale": {"domain": list(FUNNEL_COLORS), "range": list(FUNNEL_COLORS.values())},
+        "legend": {"orient": "bottom"},
+    }
     return {
         "title": title,
         "data": {"values": values},
         "height": {"step": 26},
-        "layer": [
-            {
-                "mark": {"type": "bar", "tooltip": True},
-                "encoding": {
-                    "y": y,
-                    "x": x,
-                    "color": {
-                        "field": "group",
-                        "title": None,
-                        "scale": {"domain": list(FUNNEL_COLORS), "range": list(FUNNEL_COLORS.values())},
-                        "legend": {"orient": "bottom"},
-                    },
-                },
-            },
-            {
-                "mark": {"type": "text", "align": "left", "dx": 4},
-                "encoding": {"y": y, "x": x, "text": {"field": "count", "format": ",d"}},
-            },
-        ],
+        "layer": _bars_with_counts({"y": y, "x": x, "color": color}, "count", align="left", dx=4),
     }

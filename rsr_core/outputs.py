@@ -22,7 +22,7 @@ import stat
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NoReturn
 
 from rsr_core.errors import RsrError
 
@@ -144,17 +144,18 @@ class AtomicFile:
         try:  # a link fails when the path exists: another writer may have put it there meanwhile
             os.link(self.temp, self.path)
         except FileExistsError:
-            self.abort()
-            raise OutputError(f"{self.path}: appeared while writing; pass --force to replace it") from None
+            self._appeared()
         except OSError:  # a file system without hard links (FAT, some network mounts): check, then rename
             if os.path.lexists(self.path):
-                self.abort()
-                raise OutputError(
-                    f"{self.path}: appeared while writing; pass --force to replace it"
-                ) from None
+                self._appeared()
             os.replace(self.temp, self.path)
             return
         self.temp.unlink()
+
+    def _appeared(self) -> NoReturn:
+        """Another writer put the path there while this one wrote: nothing replaced, nothing left."""
+        self.abort()
+        raise OutputError(f"{self.path}: appeared while writing; pass --force to replace it") from None
 
     def abort(self) -> None:
         """Remove what was written."""

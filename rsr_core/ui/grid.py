@@ -16,10 +16,6 @@ Select = Literal["none", "multi"]
 Format = Callable[[Any], str]
 
 
-def _renderer() -> Callable[..., Any]:
-    return mount("rsr_core.grid", "grid")
-
-
 def cell(value: Any) -> str:
     """A value as the table shows it: empty for missing, integers without a point, other numbers to 4 places."""
     if value is None or (pd.api.types.is_scalar(value) and pd.isna(value)):
@@ -69,7 +65,7 @@ def grid(
         "wrap": [c in wrap for c in columns],
         "mono": [c in mono for c in columns],
     }
-    result = _renderer()(
+    result = mount("rsr_core.grid", "grid")(
         key=key,
         data=data,
         default={"selected": chosen},
@@ -80,9 +76,9 @@ def grid(
     return [str(k) for k in picked or []] if select != "none" else []
 
 
-def table(frame: pd.DataFrame, *, key: str, height: int | None = None, **options: Any) -> None:
+def table(frame: pd.DataFrame, *, key: str, **options: Any) -> None:
     """A read-only table (no selection)."""
-    grid(frame, key=key, height=height, **options)
+    grid(frame, key=key, **options)
 
 
 def clear(key: str) -> None:
@@ -90,6 +86,3 @@ def clear(key: str) -> None:
     state = st.session_state.get(key)
     if isinstance(state, dict):
         state["selected"] = []
-
-
-__all__: Sequence[str] = ("cell", "clear", "grid", "table")

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from typing import Any
 
 import streamlit as st
 
@@ -15,10 +14,6 @@ from rsr_core.ui.component import mount
 
 SHOW_HEAD, SHOW_TAIL = 3000, 1500
 MAX_INLINE = 400_000
-
-
-def _renderer() -> Callable[..., Any]:
-    return mount("rsr_core.steps", "steps")
 
 
 def step_caption(step: Step, seconds: float | None) -> str:
@@ -123,7 +118,7 @@ def show_steps(
             scroll = None
         else:
             done.add((key, scroll))
-    _renderer()(
+    mount("rsr_core.steps", "steps")(
         key=key,
         data={"rows": rows, "full": sorted(full), "scroll": scroll},
         default={"full": sorted(full)},

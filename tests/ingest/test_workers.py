@@ -51,8 +51,6 @@ def _wait_for(predicate, timeout: float) -> bool:
     return predicate()
 
 
-@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
-@pytest.mark.timeout(300)
 def _reap(ingest: subprocess.Popen, workers: list[int]) -> None:
     """After a test: the ingest and the parser processes it started are gone, whatever the test saw."""
     if ingest.poll() is None:
@@ -63,6 +61,8 @@ def _reap(ingest: subprocess.Popen, workers: list[int]) -> None:
             os.kill(worker, signal.SIGKILL)
 
 
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+@pytest.mark.timeout(300)
 def test_no_parser_process_survives_a_killed_ingest(tmp_path):
     corpus = tmp_path / "corpus"
     corpus.mkdir()

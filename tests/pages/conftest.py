@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -56,27 +59,27 @@ def open_services():
     return _services(Settings.from_env().db_path)
 
 
-def grid_frame(at: AppTest, key: str):
-    """The rows the studio's table `key` (rsr_core/ui/grid.py) was given to draw, as text, by column id."""
-    import json
-
-    import pandas as pd
-
+def _component_data(at: AppTest, name: str) -> Iterator[tuple[str, dict]]:
+    """(element id, data) of every instance of the studio's component `name` on the page, in order."""
     for element in at.get("bidi_component"):
-        if element.proto.id.endswith(f"-{key}") and element.proto.component_name == "rsr_core.grid":
-            data = json.loads(element.proto.json)
+        if element.proto.component_name == name:
+            yield element.proto.id, json.loads(element.proto.json)
+
+
+def grid_frame(at: AppTest, key: str) -> pd.DataFrame:
+    """The rows the studio's table `key` (rsr_core/ui/grid.py) was given to draw, as text, by column id."""
+    for element_id, data in _component_data(at, "rsr_core.grid"):
+        if element_id.endswith(f"-{key}"):
             return pd.DataFrame(data["rows"], columns=data["ids"])
     raise AssertionError(f"no table {key!r} on the page")
 
 
 def step_cards(at: AppTest) -> list[dict]:
     """Every step card the page's step views (rsr_core/ui/steps.py) were given to draw, in order."""
-    import json
-
-    cards = []
-    for element in at.get("bidi_component"):
-        if element.proto.component_name == "rsr_core.steps":
-            for row in json.loads(element.proto.json)["rows"]:
-                for cell in row["cells"]:
-                    cards.extend(cell)
-    return cards
+    return [
+        card
+        for _, data in _component_data(at, "rsr_core.steps")
+        for row in data["rows"]
+        for cell in row["cells"]
+        for card in cell
+    ]
