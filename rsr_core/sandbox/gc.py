@@ -19,15 +19,18 @@ def gc_containers(
     client: docker.DockerClient, everything: bool = False, job_id: str | None = None
 ) -> list[str]:
     """Remove sandbox containers whose owner process is gone (or all / those of a job); returns their names."""
-    removed = []
-    for container in client.containers.list(all=True, filters={"label": LABEL}):
-        labels = container.labels or {}
+    removed: list[str] = []
+    # The low-level listing: the high-level one inspects every container after listing them, and one removed
+    # in between (by its own auto-remove, or by the gc of another node sharing this engine) raised NotFound.
+    for summary in client.api.containers(all=True, filters={"label": LABEL}):
+        labels = summary.get("Labels") or {}
         if everything or (job_id and labels.get("rsr.job") == job_id) or _owner_gone(labels):
             try:
-                container.remove(force=True)
-                removed.append(container.name or container.short_id)
+                client.api.remove_container(summary["Id"], force=True)
             except docker.errors.APIError:
-                pass
+                continue  # already gone, or being removed by someone else
+            names = summary.get("Names") or []
+            removed.append(names[0].lstrip("/") if names else summary["Id"][:12])
     return removed
 
 
@@ -36,17 +39,15 @@ def gc_snapshot_images(client: docker.DockerClient, everything: bool = False) ->
 
     A snapshot image carries its sandbox's labels (a commit keeps the container's), owner included; one still
     used by a container is left alone (the engine refuses, and the container's own gc comes first)."""
-    removed = []
-    for image in client.images.list(name=SNAPSHOT_REPOSITORY):
-        labels = (image.attrs.get("Config") or {}).get("Labels") or {}
+    removed: list[str] = []
+    for summary in client.api.images(name=SNAPSHOT_REPOSITORY):  # low-level, for the reason given above
+        labels = summary.get("Labels") or {}
         if everything or _owner_gone(labels):
-            if image.id is None:
-                continue
             try:
-                client.images.remove(image.id, force=False)
-                removed.extend(image.tags or [image.short_id])
+                client.api.remove_image(summary["Id"], force=False)
             except docker.errors.APIError:
-                pass
+                continue
+            removed.extend(summary.get("RepoTags") or [summary["Id"].removeprefix("sha256:")[:12]])
     return removed
 
 

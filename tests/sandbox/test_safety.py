@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import _thread
+import os
 import threading
 import time
 
+import docker
 import pytest
 
 from rsr_core.harness import Terminus2Harness
@@ -124,3 +126,53 @@ def test_gc_removes_orphans_of_dead_owners(docker_engine):
     finally:
         live.remove()
         orphan.remove()
+
+
+def test_gc_tolerates_containers_removed_by_someone_else_meanwhile(docker_engine, monkeypatch):
+    # Every node of a one-machine cluster runs the job's gc against the same engine at once, and sandboxes
+    # remove themselves: a container removed by another gc between listing and looking at it used to raise
+    # NotFound out of `rsr jobs resume`. Here the other gc's removal lands at the worst moment, every time.
+    labels = {LABEL: "1", "rsr.job": "gc-race", "rsr.owner_pid": str(os.getpid())}
+    made = [docker_engine.containers.create(BASE, "sleep 60", labels=labels) for _ in range(3)]
+    other_node = docker.from_env()
+    inspect = docker_engine.api.inspect_container
+
+    def removed_first(container_id, *args, **kwargs):
+        other_node.api.remove_container(container_id, force=True)
+        return inspect(container_id, *args, **kwargs)
+
+    monkeypatch.setattr(docker_engine.api, "inspect_container", removed_first)
+    try:
+        removed = gc_containers(docker_engine, job_id="gc-race")
+    finally:
+        other_node.close()
+    monkeypatch.undo()
+    assert set(removed) <= {c.name for c in made}  # none reported that it did not remove
+    assert _ours(docker_engine, **{"rsr.job": "gc-race"}) == []
+
+
+def test_gc_on_nodes_sharing_one_engine_all_at_once(docker_engine):
+    labels = {LABEL: "1", "rsr.job": "gc-race", "rsr.owner_pid": str(os.getpid())}
+    made = {docker_engine.containers.create(BASE, "sleep 60", labels=labels).name for _ in range(20)}
+    errors: list[BaseException] = []
+    removed: list[str] = []
+    start = threading.Barrier(4)
+
+    def gc() -> None:
+        node = docker.from_env()  # a client of its own, as on a node
+        start.wait()
+        try:
+            removed.extend(gc_containers(node, job_id="gc-race"))
+        except BaseException as exc:  # noqa: BLE001 - collected for the assertion
+            errors.append(exc)
+        finally:
+            node.close()
+
+    threads = [threading.Thread(target=gc) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert set(removed) == made  # (the engine may grant two simultaneous removals of one container)
+    assert _ours(docker_engine, **{"rsr.job": "gc-race"}) == []
