@@ -3,6 +3,6 @@ in a checkout. Streamlit serves this ASGI app: a warm-up, then the navigation sc
 
 import streamlit as st
 
-from rsr_core.ui.server import NAVIGATION, warm_up
+from rsr_core.ui.server import MIDDLEWARE, NAVIGATION, warm_up
 
-app = st.App(str(NAVIGATION), lifespan=warm_up)
+app = st.App(str(NAVIGATION), lifespan=warm_up, middleware=MIDDLEWARE)

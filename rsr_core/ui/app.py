@@ -4,6 +4,6 @@ runs the navigation script (rsr_core/ui/navigation.py, the page list) for every 
 
 import streamlit as st
 
-from rsr_core.ui.server import NAVIGATION, warm_up
+from rsr_core.ui.server import MIDDLEWARE, NAVIGATION, warm_up
 
-app = st.App(str(NAVIGATION), lifespan=warm_up)
+app = st.App(str(NAVIGATION), lifespan=warm_up, middleware=MIDDLEWARE)

@@ -20,6 +20,10 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+from starlette.middleware import Middleware
+
+from rsr_core.ui.base_url import BackendBaseUrl
+
 NAVIGATION = Path(__file__).resolve().parent / "navigation.py"
 MODULES = (
     "pandas",
@@ -35,6 +39,8 @@ MODULES = (
     "rsr_core.ui.export_views",
     "rsr_core.ui.navigation",
 )
+# A page opened by its own address connects at once (see base_url.py).
+MIDDLEWARE = [Middleware(BackendBaseUrl)]
 _LOG = logging.getLogger("rsr_core.ui")
 
 

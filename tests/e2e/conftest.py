@@ -78,19 +78,21 @@ def wait_for_health(url: str, proc: subprocess.Popen, log: Path, timeout_s: floa
 
 
 @contextmanager
-def serving(studio: Studio) -> Iterator[str]:
-    """`rsr app` on the studio's database, as a user starts it; yields its URL once it answers."""
+def serving(studio: Studio, base_path: str = "") -> Iterator[str]:
+    """`rsr app` on the studio's database, as a user starts it (below `base_path`, Streamlit's
+    server.baseUrlPath, when given); yields its URL once it answers."""
     port = _free_port()
+    env = {**studio.env, **({"STREAMLIT_SERVER_BASE_URL_PATH": base_path} if base_path else {})}
     with studio.log.open("a") as log:
         command = [sys.executable, "-m", "rsr_core.cli", "app", "--db", str(studio.db), "--port", str(port)]
         proc = subprocess.Popen(
             [*command, "--address", "127.0.0.1"],
-            env=studio.env,
+            env=env,
             cwd=studio.db.parent,
             stdout=log,
             stderr=subprocess.STDOUT,
         )
-    url = f"http://127.0.0.1:{port}"
+    url = f"http://127.0.0.1:{port}" + (f"/{base_path}" if base_path else "")
     try:
         wait_for_health(url, proc, studio.log)
         yield url

@@ -3,6 +3,7 @@ Screenshots of every view go to test-artifacts/screenshots/."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import subprocess
@@ -521,3 +522,20 @@ def test_a_deep_link_as_the_first_visit_after_a_start_gets_the_studio_itself(stu
         wide = page.evaluate("() => document.querySelector('[data-testid=stMainBlockContainer]').offsetWidth")
         assert wide > 1000, f"the page is not laid out wide ({wide} px)"
         shot(page, "first-visit-deep-link")
+
+
+@pytest.mark.parametrize("base_path", ["", "lab/rsr"])
+def test_a_page_opened_by_its_address_connects_to_the_server_at_once(studio, page, base_path):
+    """Streamlit's frontend, opened at /<page>, first looks for the server at /<page>/_stcore and only then one
+    level up: the studio tells it where the server is, so no request goes astray (also below a base path)."""
+    with contextlib.ExitStack() as stack:
+        url = stack.enter_context(serving(studio, base_path)) if base_path else studio.url
+        asked: list[str] = []
+        page.on("request", lambda r: asked.append(r.url))
+        page.goto(f"{url}/runbooks")
+        page.locator("[data-testid='stMain'] h1", has_text="Runbooks").wait_for(timeout=TIMEOUT_MS)
+        shown(page)
+        stray = [u for u in asked if "/runbooks/" in u]
+        assert stray == [], f"requests sent below the page's own path: {stray}"
+        assert page.evaluate("window.__streamlit.BACKEND_BASE_URL") == f"{url}/"
+        assert any(u.startswith(f"{url}/_stcore/") for u in asked)  # where the server is, was asked
