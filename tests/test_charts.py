@@ -1,14 +1,16 @@
-"""Figure builders on small frames from the analysis functions."""
+"""Chart builders (Vega-Lite specs and plotly figures) on small frames from the analysis functions."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 
 from rsr_core import charts, count_charts
+from rsr_core import distribution_charts as dist
 from rsr_core.analysis import coverage
-from rsr_core.analysis.distribution import group_stats
+from rsr_core.analysis.distribution import DENSITY_POINTS, group_stats
 from rsr_core.analysis.similarity import score_pairs, summary_frame
 
 REWRITES = pd.DataFrame(
@@ -33,20 +35,41 @@ def _long(pairs: pd.DataFrame, metric: str, group: str | None) -> pd.DataFrame:
     return frame.assign(group=frame[group] if group else metric)[["group", "relation", "value"]]
 
 
-def test_similarity_figures_draw_summaries_not_pairs():
+def _rows(spec: dict) -> list[dict]:
+    return spec["data"]["values"]
+
+
+def test_similarity_charts_draw_summaries_not_pairs():
+    import altair as alt
+
     pairs = score_pairs(REWRITES, COMMANDS)
     stats = group_stats(pd.concat([_long(pairs, m, None) for m in ("exact", "fuzzy")]))
-    for shape in ("box", "violin"):
-        fig = charts.similarity_by_metric(stats, shape=shape)
-        assert isinstance(fig, go.Figure) and [t.name for t in fig.data] == ["same-runbook", "cross-runbook"]
-    box = charts.similarity_by_metric(stats).data[0]
-    assert list(box.x) == ["exact (set Jaccard)", "fuzzy (ratio)"] and box.y is None  # statistics, no values
+    box = dist.similarity_by_metric(stats)
+    alt.LayerChart.from_dict(box)  # valid Vega-Lite
+    rows = _rows(box)
+    assert [(r["group"], r["relation"]) for r in rows] == [
+        ("exact (set Jaccard)", "same-runbook"), ("exact (set Jaccard)", "cross-runbook"),
+        ("fuzzy (ratio)", "same-runbook"), ("fuzzy (ratio)", "cross-runbook"),
+    ]  # fmt: skip
     same_exact = pairs.loc[pairs["relation"] == "same", "exact"]
-    assert box.median[0] == same_exact.median() and box.mean[0] == same_exact.mean()
+    assert rows[0]["median"] == round(same_exact.median(), 4) and rows[0]["mean"] == round(
+        same_exact.mean(), 4
+    )
+    assert rows[0]["pairs"] == len(same_exact) and "value" not in rows[0]  # statistics, no pair values
+    assert box["encoding"]["x"]["sort"] == ["exact (set Jaccard)", "fuzzy (ratio)"]
+    violin = dist.similarity_by_metric(stats, shape="violin")
+    alt.FacetChart.from_dict(violin)
+    halves: dict[tuple[str, str], list[float]] = {}
+    for r in _rows(violin):  # a curve's points: g group, r relation, w signed width
+        halves.setdefault((r["g"], r["r"]), []).append(r["w"])
+    assert len(halves) == 4 and all(len(w) == DENSITY_POINTS for w in halves.values())
+    for (_, relation), widths in halves.items():  # same to the left, cross to the right, each to its own peak
+        assert (min(widths) == -1.0) if relation == "same-runbook" else (max(widths) == 1.0)
     by_task = group_stats(_long(pairs, "exact", "task_id"))
-    assert len(charts.similarity_by_task(by_task, "exact").data) == 2
+    assert {r["group"] for r in _rows(dist.similarity_by_task(by_task, "exact"))} == {"t1"}  # t2: no pair
     by_category = group_stats(_long(pairs.fillna({"category": "(none)"}), "fuzzy", "category"))
-    assert len(charts.similarity_by_category(by_category, "fuzzy", shape="violin").data) == 2
+    spec = dist.similarity_by_category(by_category, "fuzzy", shape="violin")
+    assert spec["facet"]["column"]["sort"] == ["files"]  # (none): t2, without pairs
     heat = charts.pair_heatmap(pairs, "exact", task_id="t1")
     z = heat.data[0].z
     assert len(z) == 3 and z[0][1] == 0.5  # a-b, grouped by runbook (r1: a, b; r2: c)
@@ -66,7 +89,7 @@ def test_a_chart_of_many_pairs_stays_small():
         }
     )
     for shape in ("box", "violin"):
-        assert len(charts.similarity_by_task(group_stats(long), "exact", shape=shape).to_json()) < 20_000
+        assert len(json.dumps(dist.similarity_by_task(group_stats(long), "exact", shape=shape))) < 20_000
 
 
 def test_coverage_and_funnel_charts():

@@ -49,13 +49,11 @@ _LOG = logging.getLogger("rsr_core.ui")
 
 
 def _figures() -> None:
-    """Build one small figure of each kind the pages draw (plotly loads a trace type's validators on first use)."""
+    """Build one small heatmap as the Similarity page does (plotly loads a trace type's validators on first use)."""
     import plotly.graph_objects as go
 
-    fig = go.Figure([go.Bar(x=[1], y=[1]), go.Scatter(x=[0], y=[0], fill="toself"), go.Box(q1=[0], median=[0],
-                     q3=[0], lowerfence=[0], upperfence=[0], x=["a"]), go.Heatmap(z=[[0]])])  # fmt: skip
+    fig = go.Figure(go.Heatmap(z=[[0]]))
     fig.add_shape(type="line", x0=0, x1=1, y0=0, y1=1)
-    fig.add_hline(y=0)
     fig.update_layout(title="warm-up")
     fig.to_json()
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from rsr_core.models import Step, Trajectory
@@ -222,14 +224,22 @@ def test_similarity_scores_once_in_the_background_then_draws_stored_summaries(de
     assert any("scoring them now" in i.value for i in at.info)  # nothing stored yet for the demo database
     analysis_data.refresh_job(open_services()).thread.join(60)
     at = page("similarity")
-    assert not at.exception and len(at.get("plotly_chart")) == 1
+    assert not at.exception and [c.proto.spec for c in at.get("plotly_chart")] == []
+    (chart,) = at.get("vega_lite_chart")  # the distributions: Vega-Lite, summaries only
+    assert len(chart.proto.spec) + len(chart.proto.datasets) < 200_000
     summary = grid_frame(at, "sim_summary")
     assert list(summary["metric"].unique()) == ["exact", "multiset", "order", "fuzzy", "transition"]
-    for view in ("per task", "per category", "pairwise heatmap of one task"):
+    for view, kind in (("per task", "vega_lite_chart"), ("per category", "vega_lite_chart"),
+                       ("pairwise heatmap of one task", "plotly_chart")):  # fmt: skip
         at.radio(key="sim_view").set_value(view).run()
         at.selectbox(key="sim_metric").select("fuzzy").run()
-        assert not at.exception and len(at.get("plotly_chart")) == 1
-        assert len(at.get("plotly_chart")[0].proto.spec) < 200_000
+        assert not at.exception and len(at.get("plotly_chart")) + len(at.get("vega_lite_chart")) == 1
+        (chart,) = at.get(kind)
+        assert len(chart.proto.spec) < 200_000
+    at.radio(key="sim_shape").set_value("violin").run()
+    at.radio(key="sim_view").set_value("per task").run()
+    (chart,) = at.get("vega_lite_chart")
+    assert "facet" in json.loads(chart.proto.spec)  # a column of split violins per task
 
 
 def test_a_review_shows_in_the_queue_of_the_same_run(demo_db):

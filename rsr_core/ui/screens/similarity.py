@@ -4,6 +4,7 @@ the stored pair scores (summarised before they are drawn)."""
 import streamlit as st
 
 from rsr_core import charts
+from rsr_core import distribution_charts as dist
 from rsr_core.analysis.pair_metrics import METRICS
 from rsr_core.ui import analysis_data as sim
 from rsr_core.ui.grid import table
@@ -24,6 +25,11 @@ def refresh_progress(ctx) -> None:
                     f"{job.total or '?'}")  # fmt: skip
     else:
         st.rerun()
+
+
+def draw(spec: dist.Spec, key: str) -> None:
+    """A distribution chart: boxes fill the width, violins (a column per group) take their own."""
+    st.vega_lite_chart(spec, key=key, width="content" if "facet" in spec else "stretch")
 
 
 st.title("Command similarity of rewrites")
@@ -47,15 +53,14 @@ if require_data(ctx):
     c = st.columns([3, 1])
     chosen = c[0].multiselect("metrics", list(METRICS), list(METRICS), key="sim_metrics") or ["exact"]
     picked = c[1].radio("shape", ["box", "violin"], horizontal=True, key="sim_shape")
-    shape: charts.Shape = "violin" if picked == "violin" else "box"
+    shape: dist.Shape = "violin" if picked == "violin" else "box"
     st.caption(f"{state['pairs']:,} pairs of {state['tasks']:,} tasks; the charts draw their summaries.")
     table(sim.summary_table(ctx, tuple(chosen)), key="sim_summary")
-    # One chart at a time: drawing a plotly figure is most of what a page of charts costs in the browser.
+    # One chart at a time: drawing charts is most of what this page costs in the browser.
     view = st.radio("view", VIEWS, horizontal=True, key="sim_view")
     if view == VIEWS[0]:
-        st.plotly_chart(
-            charts.similarity_by_metric(sim.metric_stats(ctx, tuple(chosen)), shape), key="by_metric"
-        )
+        spec = dist.similarity_by_metric(sim.metric_stats(ctx, tuple(chosen)), shape)
+        draw(spec, "by_metric")
         st.stop()
     metric = st.selectbox("metric", chosen, key="sim_metric")
     counts = sim.task_pairs(ctx)
@@ -63,10 +68,12 @@ if require_data(ctx):
     if view == VIEWS[1]:
         tasks = st.multiselect("tasks", ids, ids[:20], key="sim_tasks")
         stats = sim.grouped_stats(ctx, metric, "task_id", tuple(tasks))
-        st.plotly_chart(charts.similarity_by_task(stats, metric, shape), key="by_task")
+        spec = dist.similarity_by_task(stats, metric, shape)
+        draw(spec, "by_task")
     elif view == VIEWS[2]:
         stats = sim.grouped_stats(ctx, metric, "category")
-        st.plotly_chart(charts.similarity_by_category(stats, metric, shape), key="by_category")
+        spec = dist.similarity_by_category(stats, metric, shape)
+        draw(spec, "by_category")
     else:
         task = st.selectbox("task (its pairs grouped by runbook)", sorted(ids), key="sim_task")
         pairs, size = sim.heatmap_pairs(ctx, task, metric)
