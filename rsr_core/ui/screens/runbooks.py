@@ -21,8 +21,11 @@ if require_data(ctx):
     if all_rbs.empty:
         st.info("No runbooks yet: run a rewrite job (Rewrite page or `rsr rewrite`).")
         st.stop()
+    # Always one element here, empty or not: a notice inserted above the page would move every element below
+    # to a new place, and the browser would draw them all anew.
+    notice = st.empty()
     if "review_done" in st.session_state:
-        st.success(md_escape(st.session_state.pop("review_done")))
+        notice.success(md_escape(st.session_state.pop("review_done")))
     progress_bars(ctx)
     counts = all_rbs["status"].value_counts().to_dict()
     c = st.columns([2, 2, 1])
