@@ -242,17 +242,32 @@ def test_similarity_scores_once_in_the_background_then_draws_stored_summaries(de
     assert "facet" in json.loads(chart.proto.spec)  # a column of split violins per task
 
 
+def _place(at, key: str) -> int:
+    """Where on the page (index among the main area's top-level elements) the table `key` is drawn."""
+
+    def holds(node) -> bool:
+        proto = getattr(node, "proto", None)
+        if proto is not None and str(getattr(proto, "id", "")).endswith(f"-{key}"):
+            return True
+        return any(holds(child) for child in getattr(node, "children", {}).values())
+
+    return next(i for i, child in at.main.children.items() if holds(child))
+
+
 def test_a_review_shows_in_the_queue_of_the_same_run(demo_db):
     at = page("runbooks")
     at.selectbox(key="rb_status").select("pending_review").run()
     (rid,) = grid_frame(at, "rb_queue")["runbook_id"]
     pending = at.button(key="rb_next_btn").label
+    place = _place(at, "rb_queue")
     at.text_input(key=f"reviewer_{rid}").input("dave")
     at.button(key=f"FormSubmitter:review_{rid}-approve (1)").click().run()
     assert not at.exception
     assert any(s.value == md_escape("approved 1 runbook(s) as dave") for s in at.success)
     assert grid_frame(at, "rb_queue").empty  # no longer pending, without a second run of the page
     assert at.button(key="rb_next_btn").label != pending
+    # The notice did not move the page down (the browser would draw everything below it anew).
+    assert _place(at, "rb_queue") == place
 
 
 def test_a_review_needs_a_reviewer(demo_db):
