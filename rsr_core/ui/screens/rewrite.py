@@ -47,8 +47,9 @@ if require_data(ctx):
     page = st.number_input(f"sources page (of {pages}; {len(found):,} successes)", 1, pages, 1, key="rw_page")
     shown = found.iloc[(page - 1) * SOURCE_ROWS : page * SOURCE_ROWS].reset_index(drop=True)
     sources = grid(shown, key="rw_sources", row_key="trajectory_id", select="multi")
+    picked = st.empty()  # always there: what appears on ticking a row moves nothing below it
     if sources:
-        c = st.columns([4, 1])
+        c = picked.container().columns([4, 1])
         c[0].caption(f"{len(sources)} source(s) selected (kept across pages)")
         c[1].button("clear selection", key="rw_clear", on_click=clear, args=("rw_sources",))
     params = job_params(ctx, sources, tasks, models)
