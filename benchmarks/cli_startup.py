@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{platform.python_version()}, {datetime.date.today().isoformat()} (2 cores shared with other work, "
             f"load average {load:.1f}). Wall time of the installed `rsr` console script, {args.runs} runs each "
             f"after {WARMUP} warm-up runs; budget {args.budget_ms:.0f} ms. `tests/test_package.py` checks that "
-            "`rsr --help` and `rsr ingest --help` import none of streamlit, plotly, pandas, docker, duckdb, "
+            "`rsr --help` and `rsr ingest --help` import none of streamlit, altair, pandas, docker, duckdb, "
             "pyarrow, openai or pydantic (the commands import the engines they use when they run)."
         )
         lines = [

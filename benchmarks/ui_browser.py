@@ -4,12 +4,11 @@ A MutationObserver (installed before any page script) records the time of the la
 app's script runs (`data-test-script-state` of `stApp` going from running to notRunning). An action's time is
 from the action until the last DOM change once the run it caused has finished and nothing changed for QUIET_MS;
 a page load's is from navigation start. Bytes received on the app's websocket are counted per action, and the
-plotly figures sent are measured by decoding their JSON out of those frames.
+charts sent are measured by reading those frames as Streamlit's messages.
 """
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -134,20 +133,25 @@ class Probe:
 
 
 def chart_sizes(frames: list[bytes | str]) -> list[int]:
-    """Sizes in bytes of the plotly figures (`{"data": …}` JSON) in websocket frames."""
+    """Sizes in bytes of the charts (Vega-Lite specs with their data, or plotly figures) in websocket frames,
+    read as the messages Streamlit sends (ForwardMsg protobufs)."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
     sizes = []
-    decoder = json.JSONDecoder()
     for frame in frames:
-        text = frame.decode("utf-8", "replace") if isinstance(frame, bytes) else frame
-        pos = text.find('{"data":')
-        while pos >= 0:
-            try:
-                _, end = decoder.raw_decode(text, pos)
-            except ValueError:
-                end = pos + 8
-            else:
-                sizes.append(len(text[pos:end].encode()))
-            pos = text.find('{"data":', end)
+        if not isinstance(frame, bytes):
+            continue
+        msg = ForwardMsg()
+        try:
+            msg.ParseFromString(frame)
+        except Exception:  # noqa: BLE001 - not a message of Streamlit's (cannot happen on its websocket)
+            continue
+        if msg.WhichOneof("type") != "delta" or msg.delta.WhichOneof("type") != "new_element":
+            continue
+        element = msg.delta.new_element
+        kind = element.WhichOneof("type")
+        if kind in ("vega_lite_chart", "plotly_chart"):
+            sizes.append(getattr(element, kind).ByteSize())
     return sizes
 
 

@@ -2,7 +2,7 @@
 
 Counts are drawn with Vega-Lite, which Streamlit's front end loads in a fraction of plotly's time (three
 plotly figures cost a page load about 0.3 s in the browser, the same three as Vega-Lite specs about 0.1 s);
-the similarity distributions are Vega-Lite too (rsr_core/distribution_charts.py). Frames come from
+so are the Similarity page's charts (rsr_core/charts.py). Frames come from
 rsr_core/analysis/coverage.py: `harness_frame`, `upset_frame` and `funnel_frame`.
 """
 

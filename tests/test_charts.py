@@ -1,4 +1,4 @@
-"""Chart builders (Vega-Lite specs and plotly figures) on small frames from the analysis functions."""
+"""Chart builders (Vega-Lite specs) on small frames from the analysis functions."""
 
 from __future__ import annotations
 
@@ -8,10 +8,9 @@ import numpy as np
 import pandas as pd
 
 from rsr_core import charts, count_charts
-from rsr_core import distribution_charts as dist
 from rsr_core.analysis import coverage
 from rsr_core.analysis.distribution import DENSITY_POINTS, group_stats
-from rsr_core.analysis.similarity import score_pairs, summary_frame
+from rsr_core.analysis.similarity import score_pairs
 
 REWRITES = pd.DataFrame(
     {
@@ -44,7 +43,7 @@ def test_similarity_charts_draw_summaries_not_pairs():
 
     pairs = score_pairs(REWRITES, COMMANDS)
     stats = group_stats(pd.concat([_long(pairs, m, None) for m in ("exact", "fuzzy")]))
-    box = dist.similarity_by_metric(stats)
+    box = charts.similarity_by_metric(stats)
     alt.LayerChart.from_dict(box)  # valid Vega-Lite
     rows = _rows(box)
     assert [(r["group"], r["relation"]) for r in rows] == [
@@ -57,7 +56,7 @@ def test_similarity_charts_draw_summaries_not_pairs():
     )
     assert rows[0]["pairs"] == len(same_exact) and "value" not in rows[0]  # statistics, no pair values
     assert box["encoding"]["x"]["sort"] == ["exact (set Jaccard)", "fuzzy (ratio)"]
-    violin = dist.similarity_by_metric(stats, shape="violin")
+    violin = charts.similarity_by_metric(stats, shape="violin")
     alt.FacetChart.from_dict(violin)
     halves: dict[tuple[str, str], list[float]] = {}
     for r in _rows(violin):  # a curve's points: g group, r relation, w signed width
@@ -66,16 +65,26 @@ def test_similarity_charts_draw_summaries_not_pairs():
     for (_, relation), widths in halves.items():  # same to the left, cross to the right, each to its own peak
         assert (min(widths) == -1.0) if relation == "same-runbook" else (max(widths) == 1.0)
     by_task = group_stats(_long(pairs, "exact", "task_id"))
-    assert {r["group"] for r in _rows(dist.similarity_by_task(by_task, "exact"))} == {"t1"}  # t2: no pair
+    assert {r["group"] for r in _rows(charts.similarity_by_task(by_task, "exact"))} == {"t1"}  # t2: no pair
     by_category = group_stats(_long(pairs.fillna({"category": "(none)"}), "fuzzy", "category"))
-    spec = dist.similarity_by_category(by_category, "fuzzy", shape="violin")
+    spec = charts.similarity_by_category(by_category, "fuzzy", shape="violin")
     assert spec["facet"]["column"]["sort"] == ["files"]  # (none): t2, without pairs
+
+
+def test_the_heatmap_is_grouped_by_runbook_with_a_line_between_groups():
+    import altair as alt
+
+    pairs = score_pairs(REWRITES, COMMANDS)
     heat = charts.pair_heatmap(pairs, "exact", task_id="t1")
-    z = heat.data[0].z
-    assert len(z) == 3 and z[0][1] == 0.5  # a-b, grouped by runbook (r1: a, b; r2: c)
-    assert len(heat.layout.shapes) == 2  # one boundary, drawn on both axes
-    table = charts.similarity_table(summary_frame(pairs))
-    assert table.data[0].cells.values[0][0] == "exact (set Jaccard)"
+    alt.LayerChart.from_dict(heat)
+    rect, columns, rows = heat["layer"]
+    assert rect["encoding"]["x"]["scale"]["domain"] == ["r1 · a", "r1 · b", "r2 · c"]  # grouped by runbook
+    names = {n["k"]: n["t"] for n in heat["transform"][0]["from"]["data"]["values"]}
+    cells = {(names[c["i"]], names[c["j"]]): c["v"] for c in _rows(heat)}
+    assert cells[("r1 · a", "r1 · b")] == cells[("r1 · b", "r1 · a")] == 0.5  # both halves of the matrix
+    assert len(cells) == 6 and ("r1 · a", "r1 · a") not in cells  # the diagonal is blank
+    assert columns["data"]["values"] == rows["data"]["values"] == [{"t": "r2 · c"}]  # one boundary
+    assert columns["encoding"]["x"]["bandPosition"] == 0  # at the edge of the group's first column
 
 
 def test_a_chart_of_many_pairs_stays_small():
@@ -89,7 +98,7 @@ def test_a_chart_of_many_pairs_stays_small():
         }
     )
     for shape in ("box", "violin"):
-        assert len(json.dumps(dist.similarity_by_task(group_stats(long), "exact", shape=shape))) < 20_000
+        assert len(json.dumps(charts.similarity_by_task(group_stats(long), "exact", shape=shape))) < 20_000
 
 
 def test_coverage_and_funnel_charts():

@@ -13,8 +13,8 @@ STAT_COLUMNS = (
 
 
 def box_stats(values: np.ndarray) -> dict[str, float]:
-    """Tukey box statistics as plotly draws them: quartiles (linear interpolation), whiskers at the most extreme
-    values within 1.5 IQR of the box, and the mean."""
+    """Tukey box statistics, as box plots usually draw them: quartiles (linear interpolation), whiskers at the
+    most extreme values within 1.5 IQR of the box, and the mean."""
     q1, median, q3 = np.percentile(values, [25, 50, 75])
     iqr = q3 - q1
     inside = values[(values >= q1 - 1.5 * iqr) & (values <= q3 + 1.5 * iqr)]

@@ -9,10 +9,10 @@ _FROZEN: set[str] = set()
 
 
 def freeze_after_first_run(page: str) -> None:
-    """After a page's first run in this process, move everything alive (modules, caches, plotly's validators)
+    """After a page's first run in this process, move everything alive (modules, caches)
     out of the garbage collector's sight.
 
-    Streamlit collects garbage after every script run (runner.postScriptGC): with pandas, pyarrow, plotly and
+    Streamlit collects garbage after every script run (runner.postScriptGC): with pandas, pyarrow and
     pydantic loaded that full collection walks ~200,000 objects, about 0.25 s a rerun on this kind of machine.
     Frozen objects are still freed when no longer referenced; only cycles among them are never collected: they
     are the process's long-lived objects plus at most one run's leftovers per page (not collected first, which

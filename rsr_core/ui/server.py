@@ -1,7 +1,7 @@
 """The studio's server side: what `streamlit run` starts before it serves anyone.
 
 Streamlit serves the studio as an ASGI app (rsr_core/ui/app.py) whose lifespan warms the process up: the
-modules every page imports (pandas, pyarrow, DuckDB, pydantic models, plotly and its validators), the store
+modules every page imports (pandas, pyarrow, DuckDB, pydantic models, the chart builders), the store
 (opened and migrated), the first page's reads (cached per database state, as a page run would) and, when
 the stored similarity scores are stale, their refresh in the background. The server answers its health check
 only after this, so the first page after a start costs what a later one does; the long-lived heap is then
@@ -28,7 +28,6 @@ NAVIGATION = Path(__file__).resolve().parent / "navigation.py"
 MODULES = (
     "pandas",
     "pyarrow",
-    "plotly.graph_objects",
     "rsr_core.charts",
     "rsr_core.ui.widgets",
     "rsr_core.ui.overview_data",
@@ -46,16 +45,6 @@ MIDDLEWARE = [Middleware(BackendBaseUrl)]
 # wait for it, up to one interval each time they come back from the network: 0.5 ms keeps pages quick.
 SWITCH_INTERVAL_S = 0.0005
 _LOG = logging.getLogger("rsr_core.ui")
-
-
-def _figures() -> None:
-    """Build one small heatmap as the Similarity page does (plotly loads a trace type's validators on first use)."""
-    import plotly.graph_objects as go
-
-    fig = go.Figure(go.Heatmap(z=[[0]]))
-    fig.add_shape(type="line", x0=0, x1=1, y0=0, y1=1)
-    fig.update_layout(title="warm-up")
-    fig.to_json()
 
 
 def _first_reads() -> None:
@@ -89,7 +78,7 @@ def warm(steps: tuple[Any, ...] = ()) -> None:
     started = time.monotonic()
     for name in MODULES:
         importlib.import_module(name)
-    for step in steps or (_figures, _first_reads):
+    for step in steps or (_first_reads,):
         try:
             step()
         except Exception as exc:  # noqa: BLE001 - a page meets and reports the same; the server still starts

@@ -539,3 +539,36 @@ def test_a_page_opened_by_its_address_connects_to_the_server_at_once(studio, pag
         assert stray == [], f"requests sent below the page's own path: {stray}"
         assert page.evaluate("window.__streamlit.BACKEND_BASE_URL") == f"{url}/"
         assert any(u.startswith(f"{url}/_stcore/") for u in asked)  # where the server is, was asked
+
+
+def test_similarity_heatmap_draws_every_stored_pair_of_the_task_in_both_halves(studio, page):
+    """The heatmap (a Vega-Lite chart whose cells name their row and column through a lookup in the browser)
+    draws one cell per stored pair and its mirror, each of a visible size, with the stored score."""
+    page.goto(f"{studio.url}/similarity")
+    shown(page, "pairwise heatmap of one task")
+    page.get_by_text("pairwise heatmap of one task").click()
+    read = r"""() => {
+      const chart = [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')].find((c) =>
+        [...c.querySelectorAll('.role-title text')].some((t) => t.textContent.endsWith('by runbook')));
+      if (!chart) return null;
+      const cells = [...chart.querySelectorAll('.mark-rect.role-mark path')].map((p) => {
+        const box = p.getBoundingClientRect();
+        const parts = Object.fromEntries((p.getAttribute('aria-label') || '').split('; ').map((x) => x.split(': ')));
+        return {row: parts.row, column: parts.column, value: parts.exact, width: box.width, height: box.height};
+      });
+      const title = chart.querySelector('.role-title text').textContent;
+      return cells.length ? {title, cells} : null;
+    }"""
+    page.wait_for_function(read, timeout=TIMEOUT_MS)
+    drawn = page.evaluate(read)
+    task = drawn["title"].split(": ", 1)[1].removesuffix(" by runbook")
+    stored = _query(
+        studio, "SELECT trajectory_a, trajectory_b, exact FROM similarity_pairs WHERE task_id = ?", [task]
+    )
+    assert stored, f"no stored pairs for {task!r}"
+    cells = {(c["row"].split(" · ")[-1], c["column"].split(" · ")[-1]): c for c in drawn["cells"]}
+    assert len(cells) == len(drawn["cells"]) == 2 * len(stored)  # every pair, both halves, nothing else
+    for a, b, score in stored:
+        for key in ((a, b), (b, a)):
+            assert float(cells[key]["value"]) == pytest.approx(score, abs=1e-3), key
+            assert cells[key]["width"] >= 4 and cells[key]["height"] >= 4, "a cell drawn without a size"

@@ -4,7 +4,6 @@ the stored pair scores (summarised before they are drawn)."""
 import streamlit as st
 
 from rsr_core import charts
-from rsr_core import distribution_charts as dist
 from rsr_core.analysis.pair_metrics import METRICS
 from rsr_core.ui import analysis_data as sim
 from rsr_core.ui.grid import table
@@ -27,8 +26,8 @@ def refresh_progress(ctx) -> None:
         st.rerun()
 
 
-def draw(spec: dist.Spec, key: str) -> None:
-    """A distribution chart: boxes fill the width, violins (a column per group) take their own."""
+def draw(spec: charts.Spec, key: str) -> None:
+    """A distribution chart: boxes fill the width, violins (a column per group) take the width they need."""
     st.vega_lite_chart(spec, key=key, width="content" if "facet" in spec else "stretch")
 
 
@@ -53,13 +52,13 @@ if require_data(ctx):
     c = st.columns([3, 1])
     chosen = c[0].multiselect("metrics", list(METRICS), list(METRICS), key="sim_metrics") or ["exact"]
     picked = c[1].radio("shape", ["box", "violin"], horizontal=True, key="sim_shape")
-    shape: dist.Shape = "violin" if picked == "violin" else "box"
+    shape: charts.Shape = "violin" if picked == "violin" else "box"
     st.caption(f"{state['pairs']:,} pairs of {state['tasks']:,} tasks; the charts draw their summaries.")
     table(sim.summary_table(ctx, tuple(chosen)), key="sim_summary")
     # One chart at a time: drawing charts is most of what this page costs in the browser.
     view = st.radio("view", VIEWS, horizontal=True, key="sim_view")
     if view == VIEWS[0]:
-        spec = dist.similarity_by_metric(sim.metric_stats(ctx, tuple(chosen)), shape)
+        spec = charts.similarity_by_metric(sim.metric_stats(ctx, tuple(chosen)), shape)
         draw(spec, "by_metric")
         st.stop()
     metric = st.selectbox("metric", chosen, key="sim_metric")
@@ -68,11 +67,11 @@ if require_data(ctx):
     if view == VIEWS[1]:
         tasks = st.multiselect("tasks", ids, ids[:20], key="sim_tasks")
         stats = sim.grouped_stats(ctx, metric, "task_id", tuple(tasks))
-        spec = dist.similarity_by_task(stats, metric, shape)
+        spec = charts.similarity_by_task(stats, metric, shape)
         draw(spec, "by_task")
     elif view == VIEWS[2]:
         stats = sim.grouped_stats(ctx, metric, "category")
-        spec = dist.similarity_by_category(stats, metric, shape)
+        spec = charts.similarity_by_category(stats, metric, shape)
         draw(spec, "by_category")
     else:
         task = st.selectbox("task (its pairs grouped by runbook)", sorted(ids), key="sim_task")
@@ -81,4 +80,4 @@ if require_data(ctx):
             st.caption(
                 f"{size} trajectories: the heatmap shows a seeded sample of {sim.HEATMAP_TRAJECTORIES}."
             )
-        st.plotly_chart(charts.pair_heatmap(pairs, metric), key="heatmap")
+        st.vega_lite_chart(charts.pair_heatmap(pairs, metric, task), key="heatmap", width="content")
