@@ -101,9 +101,11 @@ def list_filters(ctx: AppServices) -> app_queries.ListFilter:
     """Filter widgets (stable keys) -> the list filter."""
     facets = _facets(ctx)
     with st.container(border=True):
-        c = st.columns([2, 1, 1, 1, 1])
+        c = st.columns([2, 1, 1, 1, 1], vertical_alignment="bottom")
         search = c[0].text_input("search commands, messages and observations", key="f_search")
-        task = c[1].selectbox("task", [None, *facets["task_id"]], key="f_task", format_func=_any)
+        # Thousands of task ids: in a popover, whose select box the browser draws only when it is opened.
+        with c[1].popover(md_escape(f"task: {_any(st.session_state.get('f_task'))}"), width="stretch"):
+            task = st.selectbox("task", [None, *facets["task_id"]], key="f_task", format_func=_any)
         category = c[2].selectbox("category", [None, *facets["category"]], key="f_category", format_func=_any)
         harness = c[3].selectbox("harness", [None, *facets["harness"]], key="f_harness", format_func=_any)
         kind = c[4].selectbox("kind", [None, *facets["kind"]], key="f_kind", format_func=_any)

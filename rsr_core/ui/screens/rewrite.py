@@ -40,9 +40,12 @@ if require_data(ctx):
     url, key, models = endpoint_form(ctx)
     st.subheader("Sources")
     found = candidates(ctx)
-    tasks = st.multiselect(
-        "rewrite every success of these tasks", sorted(found["task_id"].unique()), key="rw_tasks"
-    )
+    chosen_tasks = len(st.session_state.get("rw_tasks") or [])
+    # Hundreds of task ids: in a popover, whose list the browser draws only when it is opened.
+    with st.popover(f"rewrite every success of some tasks ({chosen_tasks} chosen)"):
+        tasks = st.multiselect(
+            "rewrite every success of these tasks", sorted(found["task_id"].unique()), key="rw_tasks"
+        )
     pages = max(1, math.ceil(len(found) / SOURCE_ROWS))
     page = st.number_input(f"sources page (of {pages}; {len(found):,} successes)", 1, pages, 1, key="rw_page")
     shown = found.iloc[(page - 1) * SOURCE_ROWS : page * SOURCE_ROWS].reset_index(drop=True)

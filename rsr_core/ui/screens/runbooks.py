@@ -28,19 +28,21 @@ if require_data(ctx):
         notice.success(md_escape(st.session_state.pop("review_done")))
     progress_bars(ctx)
     counts = all_rbs["status"].value_counts().to_dict()
-    c = st.columns([2, 2, 1])
+    c = st.columns([2, 2, 1], vertical_alignment="bottom")
     status = c[0].selectbox(
         "status",
         [None, *STATUSES],
         key="rb_status",
         format_func=lambda s: "all" if s is None else f"{s} ({counts.get(s, 0)})",
     )
-    task = c[1].selectbox(
-        "task",
-        [None, *sorted(all_rbs["task_id"].unique())],
-        key="rb_task",
-        format_func=lambda t: "all tasks" if t is None else t,
-    )
+    # Up to thousands of task ids: in a popover, whose select box the browser draws only when it is opened.
+    with c[1].popover(md_escape(f"task: {st.session_state.get('rb_task') or 'all tasks'}"), width="stretch"):
+        task = st.selectbox(
+            "task",
+            [None, *sorted(all_rbs["task_id"].unique())],
+            key="rb_task",
+            format_func=lambda t: "all tasks" if t is None else t,
+        )
     rows = all_rbs if status is None and task is None else queue(ctx, status, task)  # one read, not two
     pending = list(all_rbs.loc[all_rbs["status"] == "pending_review", "runbook_id"])
     if c[2].button(f"next pending ({len(pending)})", key="rb_next_btn", disabled=not pending):
