@@ -12,6 +12,7 @@ guesses as before.
 
 from __future__ import annotations
 
+import gzip
 import json
 from typing import Any
 
@@ -69,8 +70,6 @@ class BackendBaseUrl:
         if scope["type"] != "http" or scope.get("method") != "GET":
             await self.app(scope, receive, send)
             return
-        # The page is ~2 KB: asked for uncompressed, so that it can be edited on its way out.
-        scope = dict(scope, headers=[(k, v) for k, v in scope["headers"] if k.lower() != b"accept-encoding"])
         seen = page_path(scope.get("raw_path") or scope["path"].encode(), self._base_path())
         start: Message | None = None
         body: list[bytes] = []
@@ -78,7 +77,7 @@ class BackendBaseUrl:
         async def edit(message: Message) -> None:
             nonlocal start
             if message["type"] == "http.response.start":
-                kind = next((v for k, v in message.get("headers", []) if k.lower() == b"content-type"), b"")
+                kind = _header(message, b"content-type")
                 if kind.startswith(b"text/html") and message["status"] == 200:
                     start = message  # held until the whole page is here
                     return
@@ -87,11 +86,31 @@ class BackendBaseUrl:
                 body.append(message.get("body", b""))
                 if message.get("more_body"):
                     return
-                page = inject(b"".join(body), script_for(seen))
-                kept = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
-                await send({**start, "headers": [*kept, (b"content-length", str(len(page)).encode())]})
+                head, page = _edited(start, b"".join(body), script_for(seen))
+                await send(head)
                 await send({"type": "http.response.body", "body": page})
             else:
                 await send(message)
 
         await self.app(scope, receive, edit)
+
+
+def _header(message: Message, name: bytes) -> bytes:
+    return next((v for k, v in message.get("headers", []) if k.lower() == name), b"")
+
+
+def _edited(start: Message, page: bytes, script: bytes) -> tuple[Message, bytes]:
+    """The page's answer with the script in it: a gzipped page (the page is ~8 KB) is sent plain; one in another
+    encoding is sent as it came."""
+    encoding = _header(start, b"content-encoding").strip().lower()
+    if encoding == b"gzip":
+        try:
+            page = gzip.decompress(page)
+        except (OSError, EOFError):
+            return start, page
+    elif encoding not in (b"", b"identity"):
+        return start, page
+    page = inject(page, script)
+    dropped = (b"content-length", b"content-encoding")
+    kept = [(k, v) for k, v in start.get("headers", []) if k.lower() not in dropped]
+    return {**start, "headers": [*kept, (b"content-length", str(len(page)).encode())]}, page

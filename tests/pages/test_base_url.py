@@ -4,6 +4,7 @@ apps that answer as Streamlit's file handler does; tests/e2e opens the studio it
 from __future__ import annotations
 
 import asyncio
+import gzip
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -61,12 +62,13 @@ def _call(app, path: bytes, method: str = "GET", gzip: bool = True) -> tuple[dic
     )
 
 
-def _server(content_type: bytes, parts: list[bytes], seen: list):
+def _server(content_type: bytes, parts: list[bytes], seen: list, encoding: bytes | None = None):
     async def app(scope, receive, send):
         seen.append(dict(scope["headers"]))
         length = str(sum(map(len, parts))).encode()
-        await send({"type": "http.response.start", "status": 200,
-                    "headers": [(b"content-type", content_type), (b"content-length", length)]})  # fmt: skip
+        headers = [(b"content-type", content_type), (b"content-length", length)]
+        headers += [(b"content-encoding", encoding)] if encoding else []
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
         for i, part in enumerate(parts):
             await send({"type": "http.response.body", "body": part, "more_body": i < len(parts) - 1})
 
@@ -81,7 +83,17 @@ def test_an_html_page_sent_in_parts_gets_the_script_and_a_matching_length():
     headers, body = _call(app, b"/rewrite")
     assert body.startswith(b"<html><head><script>") and b'const seen="/rewrite"' in body
     assert int(headers["content-length"]) == len(body)
-    assert b"accept-encoding" not in asked[0]  # asked uncompressed, so that it can be edited
+    assert asked[0].get(b"accept-encoding") == b"gzip"  # the request is passed on as it came
+
+
+def test_a_gzipped_page_is_sent_plain_with_the_script_and_another_encoding_as_it_came():
+    page = b"<html><head><title>s</title></head></html>"
+    packed = gzip.compress(page)
+    headers, body = _call(_server(b"text/html", [packed[:10], packed[10:]], [], encoding=b"gzip"), b"/diff")
+    assert body == inject(page, script_for("/diff")) and "content-encoding" not in headers
+    assert int(headers["content-length"]) == len(body)
+    headers, body = _call(_server(b"text/html", [b"\x8b\x00brotli"], [], encoding=b"br"), b"/diff")
+    assert body == b"\x8b\x00brotli" and headers["content-encoding"] == "br"
 
 
 def test_other_answers_stream_through_untouched():
