@@ -70,7 +70,6 @@ class BackendBaseUrl:
         if scope["type"] != "http" or scope.get("method") != "GET":
             await self.app(scope, receive, send)
             return
-        seen = page_path(scope.get("raw_path") or scope["path"].encode(), self._base_path())
         start: Message | None = None
         body: list[bytes] = []
 
@@ -86,6 +85,7 @@ class BackendBaseUrl:
                 body.append(message.get("body", b""))
                 if message.get("more_body"):
                     return
+                seen = page_path(scope.get("raw_path") or scope["path"].encode(), self._base_path())
                 head, page = _edited(start, b"".join(body), script_for(seen))
                 await send(head)
                 await send({"type": "http.response.body", "body": page})
