@@ -58,10 +58,11 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         )
     finally:
         progress.close()
-    if report.trajectories_added:  # hook: rescore the similarity pairs of the tasks whose rewrites changed
-        from rsr_core.analysis.similarity_refresh import refresh_after_write
+    # Hook: training keys of rows stored before they were kept, and the similarity pairs of the tasks whose
+    # rewrites changed (each a query when there is nothing to do).
+    from rsr_core.jobs.derived import refresh_after_write
 
-        refresh_after_write(store)
+    refresh_after_write(store)
     payload = report.model_dump()
     if args.json:
         emit(args, payload)

@@ -145,7 +145,7 @@ def rewrite(args: argparse.Namespace, settings: Settings) -> int:
         return 1
     sys.stderr.write(f"job {job_id} started (pid {os.getpid()}; units on {runner.backend.where()})\n")
     status = runner.run(job_id)
-    _refresh_similarity(services)
+    _refresh_derived(services)
     return _report(args, services, job_id, status)
 
 
@@ -159,7 +159,7 @@ def jobs_resume(args: argparse.Namespace, settings: Settings) -> int:
     except JobError as exc:
         print(f"rsr: {exc}", file=sys.stderr)
         return 1
-    _refresh_similarity(services)
+    _refresh_derived(services)
     return _report(args, services, args.job_id, status, requeued=runner.requeued)
 
 
@@ -276,8 +276,9 @@ def review(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def _refresh_similarity(services) -> None:
-    """Hook: rescore the similarity pairs of the tasks whose passed rewrites the job changed."""
-    from rsr_core.analysis.similarity_refresh import refresh_after_write
+def _refresh_derived(services) -> None:
+    """Hook: rescore the similarity pairs of the tasks whose passed rewrites the job changed (and key any
+    trajectory stored without its training key)."""
+    from rsr_core.jobs.derived import refresh_after_write
 
     refresh_after_write(services.store)

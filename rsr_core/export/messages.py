@@ -1,17 +1,22 @@
-"""Training messages: the general-harness (Terminus 2) conversation a model sees at inference.
-
-System/user prompt (instruction and initial terminal state), then assistant turns as Terminus 2 JSON and user
-turns as the observations that followed them. Runbooks (private guidance), harness-control steps and RSR
-provenance never appear in messages.
-"""
+"""Training messages as the export formats carry them: the conversation's rules live in
+rsr_core/formats/training.py (the store keeps each trajectory's key from them), re-exported here."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 from typing import Any
 
-from rsr_core.models import Step, Trajectory
+from rsr_core.formats.training import (
+    NO_OUTPUT,
+    TRAINING_RULE,
+    assistant_content,
+    messages_key,
+    removed_from_training,
+    stored_training,
+    terminus_json,
+    training_row,
+    training_steps,
+)
+from rsr_core.models import Trajectory
 
 SHAREGPT_ROLES = {"system": "system", "user": "human", "assistant": "gpt"}
 ROW_COLUMNS = (
@@ -26,133 +31,6 @@ ROW_COLUMNS = (
 )
 
 
-def removed_from_training(step: Step) -> bool:
-    """Steps that never train: a runbook given as private guidance, a message a harness injected, or context
-    copied from an earlier trajectory (ATIF `is_copied_context`)."""
-    return step.private_guidance or step.harness_control or step.copied_context
-
-
-def training_steps(steps: list[Step]) -> list[Step]:
-    """The steps that make the training conversation, in order.
-
-    Private-guidance, harness-control and copied-context steps are removed. So is an agent turn without
-    commands that would directly follow another assistant turn when it only answered a removed harness message,
-    or repeated the completion claim (Terminus 2 asks "are you sure?" and wants task_complete twice): it adds
-    nothing, and left in it would make two assistant turns in a row.
-    """
-    out: list[Step] = []
-    removed = False
-    for step in steps:
-        if removed_from_training(step):
-            removed = True
-            continue
-        prev = out[-1] if out else None
-        if (
-            prev is not None
-            and prev.source == "agent"
-            and prev.observation is None
-            and step.source == "agent"
-            and not step.commands
-            and (removed or (prev.task_complete and step.task_complete))
-        ):
-            continue
-        out.append(step)
-        removed = False
-    return out
-
-
-def assistant_content(step: Step) -> str:
-    """An agent turn as the Terminus 2 JSON answer {"analysis", "plan", "commands", "task_complete"}.
-
-    A turn that is not a Terminus answer (nothing could be read from it) is kept verbatim."""
-    if step.analysis is None and step.plan is None:
-        if not step.commands and not step.task_complete:
-            return step.message
-        analysis, plan = step.message, ""
-    else:
-        analysis, plan = step.analysis or "", step.plan or ""
-    return terminus_json(
-        analysis, plan, [(c.keystrokes, c.duration) for c in step.commands], step.task_complete
-    )
-
-
-def _dumps(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False)
-
-
-def terminus_json(analysis: str, plan: str, commands: list[tuple[str, float]], task_complete: bool) -> str:
-    """The answer object laid out as `json.dumps(..., indent=2)` would (built directly: that path is slow)."""
-    if commands:
-        items = ",\n".join(
-            f'    {{\n      "keystrokes": {_dumps(k)},\n      "duration": {_dumps(d)}\n    }}'
-            for k, d in commands
-        )
-        cmds = f"[\n{items}\n  ]"
-    else:
-        cmds = "[]"
-    return (
-        f'{{\n  "analysis": {_dumps(analysis)},\n  "plan": {_dumps(plan)},\n  "commands": {cmds},\n'
-        f'  "task_complete": {_dumps(task_complete)}\n}}'
-    )
-
-
-NO_OUTPUT = "[no terminal output was recorded for this turn]"
-
-
-def training_row(
-    trajectory: Trajectory, instruction: str | None = None
-) -> tuple[list[dict[str, str]], str | None]:
-    """(messages, None), or ([], why it makes no row: `no_steps` or `no_instruction`).
-
-    The rules chat trainers check: an optional system message, then user and assistant turns alternating,
-    starting with the user message that carries the task instruction and ending with an assistant turn, no
-    empty contents. So: steps that never train are removed; empty messages and observations are skipped; the
-    task instruction (`instruction`, else the trajectory's) becomes the first user message when no user
-    message comes before the first agent turn (a run with none is `no_instruction`); consecutive user or
-    system messages are joined and a system message after the start is a user message; two assistant turns in
-    a row keep the first only if it did something (then a marker stands for its unrecorded output); what
-    follows the last assistant turn (a trailing observation) is dropped. A run with no agent turn left is
-    `no_steps`.
-    """
-    turns: list[tuple[str, str, Step | None]] = []
-    for step in training_steps(trajectory.steps):
-        if step.source == "agent":
-            content = assistant_content(step)
-            if content.strip():
-                turns.append(("assistant", content, step))
-            if step.observation is not None and step.observation.strip():
-                turns.append(("user", step.observation, None))
-        elif step.message.strip():
-            turns.append((step.source, step.message, None))
-    first = next((i for i, t in enumerate(turns) if t[0] == "assistant"), None)
-    if first is None:
-        return [], "no_steps"
-    if not any(role == "user" for role, _, _ in turns[:first]):
-        text = instruction or trajectory.instruction
-        if not text or not text.strip():
-            return [], "no_instruction"
-        turns.insert(first, ("user", text, None))
-    last = max(i for i, t in enumerate(turns) if t[0] == "assistant")
-    messages: list[dict[str, str]] = []
-    prev_step: Step | None = None
-    for role, content, turn_step in turns[: last + 1]:
-        if role == "system" and messages:
-            role = "user"
-        if messages and role == messages[-1]["role"]:
-            if role != "assistant":
-                messages[-1]["content"] += "\n\n" + content
-                continue
-            if prev_step is not None and not (prev_step.commands or prev_step.task_complete):
-                messages[-1]["content"] = content  # the first of the two did nothing: keep the second only
-                prev_step = turn_step
-                continue
-            messages.append({"role": "user", "content": NO_OUTPUT})
-        messages.append({"role": role, "content": content})
-        if role == "assistant":
-            prev_step = turn_step
-    return messages, None
-
-
 def sharegpt_conversation(messages: list[dict[str, str]]) -> list[dict[str, str]]:
     """The same turns as ShareGPT [{from: system|human|gpt, value}]."""
     return [{"from": SHAREGPT_ROLES[m["role"]], "value": m["content"]} for m in messages]
@@ -163,7 +41,18 @@ def row_metadata(trajectory: Trajectory) -> dict[str, Any]:
     return {name: getattr(trajectory, name) for name in ROW_COLUMNS}
 
 
-def messages_key(messages: list[dict[str, str]]) -> bytes:
-    """Identity of a training conversation: rows with the same key are exact duplicates."""
-    raw = json.dumps(messages, ensure_ascii=False, separators=(",", ":")).encode()
-    return hashlib.blake2b(raw, digest_size=16).digest()
+__all__ = [
+    "NO_OUTPUT",
+    "ROW_COLUMNS",
+    "SHAREGPT_ROLES",
+    "TRAINING_RULE",
+    "assistant_content",
+    "messages_key",
+    "removed_from_training",
+    "row_metadata",
+    "sharegpt_conversation",
+    "stored_training",
+    "terminus_json",
+    "training_row",
+    "training_steps",
+]

@@ -16,7 +16,6 @@ import duckdb
 
 from rsr_core import __version__
 from rsr_core.export.card import card_path, render_card
-from rsr_core.export.messages import messages_key, training_row
 from rsr_core.export.models import (
     ATIF_VERSION,
     ExportFilters,
@@ -25,7 +24,8 @@ from rsr_core.export.models import (
     ExportSummary,
     LeftOut,
 )
-from rsr_core.export.writers import AtifDirWriter, ExportError, NullWriter, RowWriter, open_writer
+from rsr_core.export.writers import AtifDirWriter, ExportError, RowWriter, open_writer
+from rsr_core.formats.training import TRAINING_RULE, messages_key, training_row
 from rsr_core.models import Trajectory
 from rsr_core.outputs import AtomicFile, output_path
 from rsr_core.store import Store
@@ -65,10 +65,35 @@ class _Pass:
     selected: int = 0
     exported: int = 0
     duplicates: int = 0
+    eligible: int = 0
     left: Counter[str] = field(default_factory=Counter)
     by: dict[str, Counter[str]] = field(
         default_factory=lambda: {k: Counter() for k in ("task", "kind", "harness")}
     )
+    seen: set[bytes] = field(default_factory=set)
+
+    def select(self, cur: duckdb.DuckDBPyConnection, filters: ExportFilters) -> None:
+        """The selection and the reasons SQL finds (everything but the training row's own)."""
+        for reason, _kind, _harness, n in eq.selection_counts(cur, **_selection(filters)):
+            self.selected += n
+            if reason is None:
+                self.eligible += n
+            else:
+                self.left[reason] += n
+
+    def take(self, key: bytes | None, task_id: str | None, kind: str, harness: str) -> bool:
+        """Count one row that would be written, unless an earlier row had the same `key` (None: never a
+        duplicate, as in an archive): then it counts as a duplicate and False is returned."""
+        if key is not None:
+            if key in self.seen:
+                self.duplicates += 1
+                return False
+            self.seen.add(key)
+        self.exported += 1
+        self.by["task"][task_id or ""] += 1
+        self.by["kind"][kind] += 1
+        self.by["harness"][harness] += 1
+        return True
 
 
 def _run(
@@ -77,13 +102,11 @@ def _run(
     writer: RowWriter,
     archive: bool,
     on_progress: Progress | None,
-    between: Callable[[], None] | None = None,
 ) -> _Pass:
-    """The one pass behind both `preview` and `export`: selection reasons from SQL, then per trajectory the
-    training messages (or why there are none) and the duplicate filter; rows go to `writer`. `between` is
-    called between trajectories."""
+    """The pass behind `export`: selection reasons from SQL, then per trajectory the training messages (or why
+    there are none) and the duplicate filter; rows go to `writer`."""
     with store.reading() as cur:
-        return _run_on(cur, filters, writer, archive, on_progress, between)
+        return _run_on(cur, filters, writer, archive, on_progress)
 
 
 def _run_on(
@@ -92,17 +115,9 @@ def _run_on(
     writer: RowWriter,
     archive: bool,
     on_progress: Progress | None,
-    between: Callable[[], None] | None = None,
 ) -> _Pass:
     result = _Pass()
-    eligible = 0
-    for reason, _kind, _harness, n in eq.selection_counts(cur, **_selection(filters)):
-        result.selected += n
-        if reason is None:
-            eligible += n
-        else:
-            result.left[reason] += n
-    seen: set[bytes] = set()
+    result.select(cur, filters)
     done = 0
     for trajectories in chunked(stream_selected(cur, **_selection(filters)), CHUNK):
         transfers, reviews = eq.carried_verdicts(cur, trajectories) if archive else ({}, {})
@@ -110,8 +125,6 @@ def _run_on(
             {} if archive else eq.task_instructions(cur, [t.task_id for t in trajectories if t.task_id])
         )
         for traj in trajectories:
-            if between is not None:
-                between()
             done += 1
             if archive:
                 messages: list[dict[str, str]] = []
@@ -121,21 +134,71 @@ def _run_on(
             if why is not None:
                 result.left[why] += 1
                 continue
-            if not archive:
-                key = messages_key(messages)
-                if key in seen:
-                    result.duplicates += 1
-                    continue
-                seen.add(key)
-            carried = (transfers.get(traj.trajectory_id), reviews.get(traj.runbook_id or "", []))
-            writer.write(traj, messages, carried if archive else None)
-            result.exported += 1
-            result.by["task"][traj.task_id or ""] += 1
-            result.by["kind"][traj.kind] += 1
-            result.by["harness"][traj.harness] += 1
+            key = None if archive else messages_key(messages)
+            if result.take(key, traj.task_id, traj.kind, traj.harness):
+                carried = (transfers.get(traj.trajectory_id), reviews.get(traj.runbook_id or "", []))
+                writer.write(traj, messages, carried if archive else None)
         if on_progress:
-            on_progress(done, eligible)
+            on_progress(done, result.eligible)
     return result
+
+
+def _worked_out(
+    cur: duckdb.DuckDBPyConnection,
+    ids: list[str],
+    on_progress: Progress | None,
+    between: Callable[[], None] | None,
+    total: int,
+) -> dict[str, tuple[bytes | None, str | None]]:
+    """(key, why) of the training rows the store does not hold (they depend on their task's instruction, or
+    were stored before the rules' current version), worked out from the trajectories themselves."""
+    out: dict[str, tuple[bytes | None, str | None]] = {}
+    for start in range(0, len(ids), CHUNK):
+        trajectories = eq.read_trajectories(cur, ids[start : start + CHUNK])
+        instructions = eq.task_instructions(cur, [t.task_id for t in trajectories if t.task_id])
+        for traj in trajectories:
+            if between is not None:
+                between()
+            messages, why = training_row(traj, instructions.get(traj.task_id or ""))
+            out[traj.trajectory_id] = (None if why is not None else messages_key(messages), why)
+        if on_progress:
+            on_progress(len(out), total)
+    return out
+
+
+def _count(
+    cur: duckdb.DuckDBPyConnection,
+    filters: ExportFilters,
+    on_progress: Progress | None,
+    between: Callable[[], None] | None,
+) -> _Pass:
+    """The same counts as the export's pass, from what the store keeps of every training row (its key, or why
+    there is none, from when it was written): only the rows it cannot keep are built here."""
+    result = _Pass()
+    result.select(cur, filters)
+    rows = eq.training_rows(cur, **_selection(filters)).to_pylist()
+    archive = filters.all_trajectories
+    missing = [] if archive else [r["trajectory_id"] for r in rows if not _stored(r)]
+    computed = _worked_out(cur, missing, on_progress, between, len(missing))
+    for r in rows:
+        if archive:
+            key, why = None, None if r["agent_steps"] else "no_steps"
+        else:
+            key, why = computed.get(r["trajectory_id"]) or (r["training_key"], r["training_why"])
+        if why is not None:
+            result.left[why] += 1
+        else:
+            result.take(key, r["task_id"], r["kind"], r["harness"])
+    if on_progress:
+        on_progress(len(rows), len(rows))
+    return result
+
+
+def _stored(row: dict) -> bool:
+    """Does the store hold this row's training key (or why it has none) under the current rules?"""
+    return row["training_rule"] == TRAINING_RULE and (
+        row["training_key"] is not None or row["training_why"] is not None
+    )
 
 
 def preview(
@@ -144,12 +207,13 @@ def preview(
     on_progress: Progress | None = None,
     between: Callable[[], None] | None = None,
 ) -> ExportPreview:
-    """Exactly what `export` with these filters would write (the same pass, nothing written): rows, duplicates
-    and every left-out reason. `between` is called between trajectories (a count in the background of a
-    server lets the server's own threads run there)."""
+    """Exactly what `export` with these filters would write, nothing written: rows, duplicates and every
+    left-out reason. Counted in SQL from the training keys the store keeps; the few rows it cannot keep (see
+    `_worked_out`) are built, and `between` is called between them (a count in the background of a server lets
+    the server's own threads run there)."""
     filters = filters or ExportFilters()
-    archive = filters.all_trajectories
-    found = _run(store, filters, NullWriter(), archive, on_progress, between)
+    with store.reading() as cur:
+        found = _count(cur, filters, on_progress, between)
     return ExportPreview(
         selected=found.selected,
         eligible=found.exported + found.duplicates,

@@ -54,19 +54,6 @@ class _FileWriter:
         self.file.abort()
 
 
-class NullWriter:
-    """Counts nothing and writes nothing: the export's dry run (the preview)."""
-
-    def write(self, trajectory: Trajectory, messages: list[dict[str, str]], carried: Carried | None) -> None:
-        """Drop the row."""
-
-    def close(self) -> None:
-        """Nothing to finish."""
-
-    def abort(self) -> None:
-        """Nothing to remove."""
-
-
 class JsonlWriter(_FileWriter):
     """SFT chat JSONL: {"messages": [{role, content}], task_id, trajectory_id, …} per line; or ShareGPT
     ({"conversations": [{from, value}], …}) — as JSONL, or as one JSON array when the file ends in .json."""

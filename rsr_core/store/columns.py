@@ -11,6 +11,7 @@ from typing import Any
 import pyarrow as pa
 
 from rsr_core.formats.commands import split_commands
+from rsr_core.formats.training import TRAINING_RULE, stored_training
 from rsr_core.models import SCHEMA_VERSION, Command, Step, Task, Trajectory
 
 # Search terms: the words of messages, observations and commands, lower-cased, as maximal runs of
@@ -110,7 +111,7 @@ def located_tables(trajectories: list[Trajectory]) -> tuple[dict[str, pa.Table],
     traj_values = attrgetter(*TRAJECTORY_FIELDS)
     for traj in trajectories:
         tid = traj.trajectory_id
-        seq = n_actions = 0
+        seq = n_actions = n_agent = 0
         texts: list[str] = []
         for step in traj.steps:
             index = step.index
@@ -120,6 +121,7 @@ def located_tables(trajectories: list[Trajectory]) -> tuple[dict[str, pa.Table],
                 texts.append(step.observation)
             if step.source != "agent":
                 continue
+            n_agent += 1
             n_actions += len(step.commands)
             for a_idx, cmd in enumerate(step.commands):
                 keys = cmd.keystrokes
@@ -150,6 +152,9 @@ def located_tables(trajectories: list[Trajectory]) -> tuple[dict[str, pa.Table],
                 SCHEMA_VERSION,
                 *usage_of(traj),
                 duration_s(traj.started_at, traj.finished_at),
+                TRAINING_RULE,
+                *stored_training(traj),
+                n_agent,
             )
         )
     tables = {
@@ -238,6 +243,10 @@ TRAJECTORY_COLUMNS = (
     "completion_tokens",
     "cost_usd",
     "duration_s",
+    "training_rule",
+    "training_key",
+    "training_why",
+    "agent_steps",
 )
 _S, _LS = pa.string(), pa.large_string()
 TRAJECTORY_SCHEMA = pa.schema(
@@ -264,6 +273,10 @@ TRAJECTORY_SCHEMA = pa.schema(
         ("completion_tokens", pa.int64()),
         ("cost_usd", pa.float64()),
         ("duration_s", pa.float64()),
+        ("training_rule", pa.int32()),
+        ("training_key", pa.binary()),
+        ("training_why", _S),
+        ("agent_steps", pa.int32()),
     ]
 )
 STEP_FIELDS = (

@@ -38,7 +38,8 @@ LEFT_OUT_REASONS = (
 # scaffolding the model will not have at inference. Scripted runs (replayed answers) only on request.
 SELECTED_SQL = """
 WITH selected AS (
-    SELECT t.trajectory_id, t.task_id, t.kind, t.harness, t.n_steps, t.rowid AS row_order,
+    SELECT t.trajectory_id, t.task_id, t.kind, t.harness, t.n_steps, t.rowid AS row_order, t.training_rule,
+        t.training_key, t.training_why, t.agent_steps,
         CASE
             WHEN NOT $include_direct AND t.kind = 'discovery' AND t.harness = 'terminus-2' THEN 'direct_terminus'
             WHEN NOT $training THEN NULL
@@ -84,6 +85,25 @@ def selection_counts(
     params = selection_params(kinds, task_ids, include_direct_terminus, training, include_scripted)
     sql = SELECTED_SQL + "SELECT left_out, kind, harness, count(*) FROM selected GROUP BY ALL ORDER BY ALL"
     return [(r[0], r[1], r[2], int(r[3])) for r in cur.execute(sql, params).fetchall()]
+
+
+def training_rows(
+    cur: duckdb.DuckDBPyConnection,
+    kinds: Iterable[str],
+    task_ids: Iterable[str] = (),
+    include_direct_terminus: bool = True,
+    training: bool = True,
+    include_scripted: bool = False,
+) -> pa.Table:
+    """The selected trajectories that are not left out, in export order, with what the store keeps of their
+    training row: trajectory_id, task_id, kind, harness, training_rule, training_key, training_why,
+    agent_steps."""
+    params = selection_params(kinds, task_ids, include_direct_terminus, training, include_scripted)
+    sql = SELECTED_SQL + (
+        "SELECT trajectory_id, task_id, kind, harness, training_rule, training_key, training_why, agent_steps "
+        "FROM selected WHERE left_out IS NULL ORDER BY row_order"
+    )
+    return cur.sql(sql, params=params).to_arrow_table()
 
 
 def _rows(cur: duckdb.DuckDBPyConnection, sql: str) -> list[dict[str, Any]]:

@@ -312,4 +312,26 @@ MIGRATIONS.append(
     )
 )
 
+MIGRATIONS.append(
+    (
+        5,
+        "stored training rows: each trajectory's training-conversation key, so an export is counted in SQL",
+        """
+        -- From the training rules (rsr_core/formats/training.py) of version training_rule, when the trajectory
+        -- is written: the key of its training conversation (exact duplicates share it), or why it makes none
+        -- (training_why); both NULL where the conversation depends on its task's instruction, which is then
+        -- worked out when an export is counted, as it is for rows written before this migration (rule NULL).
+        ALTER TABLE trajectories ADD COLUMN training_rule INTEGER;
+        ALTER TABLE trajectories ADD COLUMN training_key BLOB;
+        ALTER TABLE trajectories ADD COLUMN training_why VARCHAR;
+        -- Steps of the agent: an archive (`rsr export --all`) leaves out a trajectory without one.
+        ALTER TABLE trajectories ADD COLUMN agent_steps INTEGER;
+        UPDATE trajectories SET agent_steps = coalesce(a.n, 0)
+        FROM (SELECT t.trajectory_id, count(s.trajectory_id) AS n FROM trajectories t
+              LEFT JOIN steps s ON s.trajectory_id = t.trajectory_id AND s.source = 'agent' GROUP BY ALL) a
+        WHERE a.trajectory_id = trajectories.trajectory_id;
+        """,
+    )
+)
+
 LATEST_VERSION = MIGRATIONS[-1][0]

@@ -45,7 +45,7 @@ class JobManager:
                 job.status = runner.resume(job_id) if resume else runner.run(job_id)
             except Exception as exc:  # noqa: BLE001 - shown on the Rewrite page
                 job.status, job.error = "failed", f"{type(exc).__name__}: {exc}"
-            from rsr_core.analysis.similarity_refresh import refresh_after_write
+            from rsr_core.jobs.derived import refresh_after_write
 
             refresh_after_write(self.store)  # the pairs of the tasks whose passed rewrites changed
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rsr_core.export.messages import terminus_json
 from rsr_core.store import Store, export_stream
@@ -61,3 +63,20 @@ def test_terminus_json_is_laid_out_like_json_dumps_indent_2():
             "task_complete": done,
         }
         assert terminus_json(analysis, plan, commands, done) == json.dumps(obj, ensure_ascii=False, indent=2)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(),
+    st.text(),
+    st.lists(st.tuples(st.text(), st.one_of(st.floats(), st.integers(-(10**20), 10**20))), max_size=3),
+    st.booleans(),
+)
+def test_any_answer_is_laid_out_like_json_dumps_indent_2(analysis, plan, commands, done):
+    obj = {
+        "analysis": analysis,
+        "plan": plan,
+        "commands": [{"keystrokes": k, "duration": d} for k, d in commands],
+        "task_complete": done,
+    }
+    assert terminus_json(analysis, plan, commands, done) == json.dumps(obj, ensure_ascii=False, indent=2)
