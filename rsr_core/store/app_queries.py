@@ -145,10 +145,11 @@ def runbook_queue(
     """Runbook rounds with their status (the `runbook_status` view): critic_pending, critic_rejected,
     pending_review, approved or human_rejected; pending review first."""
     sql = """
+        WITH f AS (SELECT runbook_id, count(*) AS flags FROM critic_flags GROUP BY ALL)
         SELECT s.runbook_id, s.status, s.task_id, s.variant, s.round, s.critic_verdict,
-               (SELECT count(*) FROM critic_flags f WHERE f.runbook_id = s.runbook_id) AS flags,
+               coalesce(f.flags, 0) AS flags,
                s.review, s.last_reviewer, s.reviews, s.source_trajectory_id, s.job_id, r.created_at
-        FROM runbook_status s JOIN runbooks r USING (runbook_id)
+        FROM runbook_status s JOIN runbooks r USING (runbook_id) LEFT JOIN f USING (runbook_id)
         WHERE (? IS NULL OR s.status = ?) AND (? IS NULL OR s.task_id = ?)
         ORDER BY CASE s.status WHEN 'pending_review' THEN 0 ELSE 1 END, s.task_id, s.variant, s.round
     """
@@ -161,6 +162,14 @@ def rewrites_with_status(cur: duckdb.DuckDBPyConnection, column: str, value: str
     assert column in ("runbook_id", "source_trajectory_id")
     return cur.execute(
         f"SELECT * FROM rewrite_status WHERE {column} = ? ORDER BY runbook_id, trajectory_id", [value]
+    ).fetch_df()
+
+
+def rewrites_of_runbooks(cur: duckdb.DuckDBPyConnection, runbook_ids: list[str]) -> pd.DataFrame:
+    """`rewrites_with_status` of several runbooks (a lineage's rounds) in one query."""
+    return cur.execute(
+        "SELECT * FROM rewrite_status WHERE list_contains(?, runbook_id) ORDER BY runbook_id, trajectory_id",
+        [runbook_ids],
     ).fetch_df()
 
 

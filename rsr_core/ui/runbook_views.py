@@ -29,19 +29,23 @@ def queue(cur: Cursor, status: str | None = None, task_id: str | None = None) ->
 
 
 @cached
-def review_progress(cur: Cursor) -> dict[str, Any]:
-    """Reviewed vs pending runbook rounds, in total and per reviewer (runbooks each has decided on)."""
-    pending = int(scalar(cur, "SELECT count(*) FROM runbook_status WHERE status = 'pending_review'"))
+def reviewers(cur: Cursor) -> dict[str, Any]:
+    """Runbooks reviewed, in total and per reviewer (runbooks each has decided on, approvals, rejections)."""
     reviewed = int(scalar(cur, "SELECT count(DISTINCT runbook_id) FROM reviews"))
     by = cur.execute(
         "SELECT reviewer, count(DISTINCT runbook_id), count(*) FILTER (WHERE decision = 'approve'), "
         "count(*) FILTER (WHERE decision = 'reject') FROM reviews GROUP BY reviewer ORDER BY 2 DESC, 1"
     ).fetchall()
     return {
-        "pending": pending,
         "reviewed": reviewed,
         "by": [{"reviewer": r[0], "runbooks": r[1], "approvals": r[2], "rejections": r[3]} for r in by],
     }
+
+
+def review_progress(ctx: AppServices, all_rounds: pd.DataFrame) -> dict[str, Any]:
+    """Reviewed vs pending runbook rounds, in total and per reviewer; pending counted in the queue the page
+    has already read (`queue(ctx)`, every round with its status), not read again."""
+    return {"pending": int((all_rounds["status"] == "pending_review").sum()), **reviewers(ctx)}
 
 
 @cached
@@ -56,15 +60,13 @@ def dossier(cur: Cursor, runbook_id: str) -> dict[str, Any] | None:
         "status": pipeline.runbook_status_of(cur, runbook_id),
         "rounds": [(r, pipeline.flags_of(cur, r.runbook_id)) for r in rounds],
         "reviews": pipeline.reviews_of(cur, runbook_id),
-        "executions": pd.concat(
-            [app_queries.rewrites_with_status(cur, "runbook_id", r.runbook_id) for r in rounds]
-        ),
+        "executions": app_queries.rewrites_of_runbooks(cur, [r.runbook_id for r in rounds]),
     }
 
 
-def progress_bars(ctx: AppServices) -> None:
-    """Reviewed / pending in total and per reviewer."""
-    p = review_progress(ctx)
+def progress_bars(ctx: AppServices, all_rounds: pd.DataFrame) -> None:
+    """Reviewed / pending in total and per reviewer (`all_rounds`: the whole queue)."""
+    p = review_progress(ctx, all_rounds)
     total = p["reviewed"] + p["pending"]
     st.progress(
         p["reviewed"] / total if total else 1.0,

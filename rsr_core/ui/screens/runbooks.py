@@ -26,7 +26,7 @@ if require_data(ctx):
     notice = st.empty()
     if "review_done" in st.session_state:
         notice.success(md_escape(st.session_state.pop("review_done")))
-    progress_bars(ctx)
+    progress_bars(ctx, all_rbs)
     counts = all_rbs["status"].value_counts().to_dict()
     c = st.columns([2, 2, 1], vertical_alignment="bottom")
     status = c[0].selectbox(
