@@ -187,6 +187,10 @@ class _ContextCopy:
         self.hidden = [self.root / name for name in _NOT_CONTEXT]
         self.dest = Path()
         self._copying: set[Path] = set()
+        # A directory outside the context reached through links is the same whichever link leads to it: the
+        # dry pass counts it once and adds its totals at every later link (directories linking twice to the
+        # next, thirty deep, are refused after a few dozen entries, not after walking 100,000 of them).
+        self._totals: dict[Path, tuple[int, int]] = {}
         self._bytes = 0
         self._entries = 0
         self._dry = False
@@ -207,9 +211,9 @@ class _ContextCopy:
             shown = str(src)
         return ImageError(f"task {self.task_id}: {shown}: {problem}; not copied into the build context")
 
-    def _count(self, src: Path, size: int) -> None:
-        """Account for one more entry of `size` bytes; refuse a context that grows past the limits."""
-        self._entries += 1
+    def _count(self, src: Path, size: int, entries: int = 1) -> None:
+        """Account for `entries` more entries of `size` bytes; refuse a context that grows past the limits."""
+        self._entries += entries
         self._bytes += size
         if self._entries > MAX_CONTEXT_ENTRIES:
             raise self._refuse(
@@ -260,9 +264,17 @@ class _ContextCopy:
         elif target.is_dir():
             if target in self._copying:
                 raise self._refuse(src, "symlink loop")
+            if self._dry and target in self._totals:
+                # Counted whole before: no loop below it, whatever path leads here (one would run through it).
+                entries, size = self._totals[target]
+                self._count(src, size, entries)
+                return
+            before = (self._entries, self._bytes)
             self._copying.add(target)
             self._dir(target, dest)
             self._copying.discard(target)
+            if self._dry:
+                self._totals[target] = (self._entries - before[0], self._bytes - before[1])
         else:
             self._link_file(src, target, dest)
 
