@@ -185,9 +185,9 @@ def studio(browser, url: str, t: dict[str, str], results: Results, reps: int) ->
         probe.load(f"{url}/runbooks")
         results.add("review: next pending", CLICK, probe.click("rb_next_btn"))
         page = probe.page
-        page.locator("[class*='st-key-reviewer_rb'] input").fill("bench")
-        page.locator("[class*='st-key-reason_rb'] input").fill("generic")
-        approve = page.locator("[class*='st-key-FormSubmitter-review_rb'][class*='-approve-'] button")
+        page.locator("[class*='st-key-reviewer_focus'] input").fill("bench")
+        page.locator("[class*='st-key-reason_focus'] input").fill("generic")
+        approve = page.locator("[class*='st-key-FormSubmitter-review_focus'][class*='-approve-'] button")
         results.add("review: record a review", CLICK, probe.act(approve.click))
     repeat(results, reps, "review: queue load", LOAD, lambda: probe.load(f"{url}/runbooks"))
     # Similarity.

@@ -7,20 +7,22 @@ page rerun with nothing new touches no file at all, and a rerun after a CLI job'
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import logging
 import os
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager, nullcontext
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, TypeVar
 
 import duckdb
 import streamlit as st
 
 from rsr_core.ui.context import AppServices
 
-P = ParamSpec("P")
 R = TypeVar("R")
+_LOG = logging.getLogger("rsr_core.ui")
 _QUERIES: dict[str, Callable[..., Any]] = {}
 
 
@@ -67,6 +69,56 @@ def _cursor(db_path: str) -> Any:
     return nullcontext(cur)
 
 
+@contextmanager
+def write_in_run(ctx: AppServices) -> Iterator[Cursor]:
+    """One write transaction on this run's use of the database, which the reads after it share (one opening of
+    the file, not one for the write and one for the reads). The write is checkpointed at once: closing the
+    file at the end of the run would otherwise checkpoint it then and change the file's signature again, and
+    the reads cached after the write would all miss on the next run. A checkpoint is refused while another
+    thread of the process reads or writes the file, so a prefetch under way is waited for (briefly) and none
+    starts meanwhile; a job's threads may still be in the way, and then closing the file checkpoints."""
+    quiet = _PREFETCHING.acquire(timeout=PREFETCH_WAIT_S)
+    try:
+        with _cursor(ctx.settings.db_path) as shared:
+            with ctx.store.transaction() as cur:
+                yield cur
+            with contextlib.suppress(duckdb.Error):
+                shared.execute("CHECKPOINT")
+    finally:
+        if quiet:
+            _PREFETCHING.release()
+
+
+_PREFETCHING = threading.Lock()  # held by the one prefetch under way, and by a write in a run
+PREFETCH_WAIT_S = 1.0
+
+
+def background_priority() -> None:
+    """Lower this thread's CPU priority to the lowest (Linux schedules threads, and takes a thread id here): the
+    browser and the server's own threads drawing pages on the same cores come first."""
+    with contextlib.suppress(OSError):  # not permitted here: the thread runs at the server's priority
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+
+
+def prefetch(fn: Callable[..., Any], ctx: AppServices, *args: Any) -> None:
+    """Fill the cache of the read `fn(ctx, *args)` (a `cached` function) in a background thread at the lowest
+    priority, for what the next click will most likely show; one prefetch at a time in the process (a run
+    that finds one under way starts none). A cached value makes it return at once."""
+    if not _PREFETCHING.acquire(blocking=False):
+        return
+
+    def work() -> None:
+        background_priority()
+        try:
+            fn(ctx, *args)
+        except Exception:  # noqa: BLE001 - a guess that failed: the click reads it again and shows any error
+            _LOG.debug("prefetch of %s failed", getattr(fn, "__name__", fn), exc_info=True)
+        finally:
+            _PREFETCHING.release()
+
+    threading.Thread(target=work, name="prefetch", daemon=True).start()
+
+
 @st.cache_data(show_spinner=False, max_entries=1000)
 def _run(name: str, db_path: str, signature: tuple, args: tuple, kwargs: dict[str, Any]) -> Any:
     with _cursor(db_path) as cur:
@@ -84,12 +136,6 @@ def cached(fn: Callable[..., R]) -> Callable[..., R]:
         return _run(name, path, db_signature(path), args, kwargs)
 
     return call
-
-
-def read(ctx: AppServices, fn: Callable[..., R], *args: Any, **kwargs: Any) -> R:
-    """One uncached read (`fn(cur, *args)`) in its own short use of the database."""
-    with ctx.store.reading() as cur:
-        return fn(cur, *args, **kwargs)
 
 
 Cursor = duckdb.DuckDBPyConnection

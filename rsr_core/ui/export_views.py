@@ -3,9 +3,7 @@ and a zip of the written export for download."""
 
 from __future__ import annotations
 
-import contextlib
 import io
-import os
 import threading
 import time
 import zipfile
@@ -18,7 +16,7 @@ from rsr_core.export.models import ExportFilters, ExportPreview
 from rsr_core.export.service import preview
 from rsr_core.store import app_queries
 from rsr_core.ui.context import AppServices
-from rsr_core.ui.data import Cursor, cached, db_signature
+from rsr_core.ui.data import Cursor, background_priority, cached, db_signature
 
 EXTENSIONS = {"sft-jsonl": "sft.jsonl", "sharegpt": "sharegpt.jsonl", "parquet": "parquet", "atif": "atif"}
 WHY = {
@@ -71,13 +69,6 @@ def _let_others_run() -> None:
     """Give the interpreter up for a moment: the count is pure Python between its reads, and the server's
     threads (the pages being drawn meanwhile) would otherwise wait for it."""
     time.sleep(0)
-
-
-def background_priority() -> None:
-    """Lower this thread's CPU priority to the lowest (Linux schedules threads, and takes a thread id here): the
-    browser and the server's own threads drawing pages on the same cores come first."""
-    with contextlib.suppress(OSError):  # not permitted here: the count runs at the server's priority
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
 
 
 def _count(ctx: AppServices, filters: ExportFilters, job: Counting) -> None:

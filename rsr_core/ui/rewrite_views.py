@@ -190,7 +190,8 @@ def _jobs_frame(ctx: AppServices, rows: list[dict[str, Any]]) -> pd.DataFrame:
 
 
 @cached
-def _job_rows(cur: Cursor) -> list[dict[str, Any]]:
+def job_rows(cur: Cursor) -> list[dict[str, Any]]:
+    """Every job of the database (`rsr jobs list`), cached until the data changes."""
     return jobs_sql.list_jobs(cur)
 
 
@@ -254,7 +255,7 @@ def progress(ctx: AppServices) -> None:
             st.error(md_escape(f"{job.job_id}: {job.error}"))
         if job.alive and st.button(f"cancel {job.job_id}", key=f"cancel_{job.job_id}"):
             ctx.jobs.cancel(job.job_id)
-    rows = _job_rows(ctx)
+    rows = job_rows(ctx)
     if not rows:
         st.caption("no jobs yet")
         return

@@ -9,17 +9,21 @@ import pandas as pd
 import streamlit as st
 
 from rsr_core.models import CriticFlag, Review, Runbook
-from rsr_core.store import app_queries, pipeline
+from rsr_core.store import StoreBusyError, app_queries, pipeline
 from rsr_core.store.pipeline import RUNBOOK_STATUSES
 from rsr_core.store.sql import scalar
+from rsr_core.ui.component import mount
 from rsr_core.ui.context import AppServices
-from rsr_core.ui.data import Cursor, cached
+from rsr_core.ui.data import Cursor, cached, write_in_run
 from rsr_core.ui.grid import table
-from rsr_core.ui.widgets import highlighted_runbook, md_escape, page_link
+from rsr_core.ui.widgets import md_escape, page_link
 
 STATUSES = ["pending_review", "approved", "critic_rejected", "human_rejected", "critic_pending"]
 assert set(STATUSES) == set(RUNBOOK_STATUSES)
 REVIEWER = "reviewer_name"
+SUBMITTED = "review_submitted"  # a decision of the review form, recorded by the next run
+FOCUS_FORM = "focus"  # the key of the review form of the round shown (the bulk form's is "bulk")
+FORM_FOR = "review_form_for"  # the round that form was last drawn for
 
 
 @cached
@@ -74,22 +78,23 @@ def progress_bars(ctx: AppServices, all_rounds: pd.DataFrame) -> None:
         f"{p['pending']} waiting for review",
     )
     if p["by"]:
-        cols = st.columns(min(4, len(p["by"])))
-        for i, r in enumerate(p["by"]):
-            cols[i % len(cols)].progress(
-                r["runbooks"] / total if total else 1.0,
-                text=md_escape(
-                    f"{r['reviewer']}: {r['runbooks']} runbooks ({r['approvals']} approvals, "
-                    f"{r['rejections']} rejections)"
-                ),
-            )
+        with st.container(horizontal=True):  # one element for the row (columns are one per column too)
+            for r in p["by"]:
+                st.progress(
+                    r["runbooks"] / total if total else 1.0,
+                    text=md_escape(
+                        f"{r['reviewer']}: {r['runbooks']} runbooks ({r['approvals']} approvals, "
+                        f"{r['rejections']} rejections)"
+                    ),
+                )
 
 
 def record_reviews(
     ctx: AppServices, runbook_ids: list[str], decision: str, reviewer: str, reason: str
 ) -> None:
-    """Append one review per runbook (one transaction); reviews are never replaced, the latest decides."""
-    with ctx.store.transaction() as cur:
+    """Append one review per runbook (one transaction, on the run's use of the database); reviews are never
+    replaced, the latest decides."""
+    with write_in_run(ctx) as cur:
         for rid in runbook_ids:
             pipeline.insert_review(
                 cur, Review(runbook_id=rid, decision=decision, reviewer=reviewer, reason=reason)
@@ -97,65 +102,124 @@ def record_reviews(
 
 
 def _submit(ctx: AppServices, runbook_ids: list[str], key: str, decision: str) -> None:
-    """The form's callback: it runs before the page's next run, so the queue that run draws already holds the
-    review (no second run of the page)."""
+    """The form's callback: it runs before the page's next run and leaves the decision for that run to record
+    (`record_submitted`) before it reads anything, so the queue it draws already holds the review and the
+    write and the reads share one opening of the file (no second run of the page)."""
     reviewer = (st.session_state.get(f"reviewer_{key}") or "").strip()
     reason = (st.session_state.get(f"reason_{key}") or "").strip()
     if not reviewer:
         st.session_state[f"review_error_{key}"] = "a reviewer name is required"
         return
     st.session_state[REVIEWER] = reviewer
-    record_reviews(ctx, runbook_ids, decision, reviewer, reason)
+    st.session_state[SUBMITTED] = (list(runbook_ids), decision, reviewer, reason)
     st.session_state[f"reason_{key}"] = ""  # the reason was this decision's; the reviewer stays
+
+
+def record_submitted(ctx: AppServices) -> None:
+    """Record the decision the review form submitted for this run, if any (before the page reads the queue)."""
+    submitted = st.session_state.pop(SUBMITTED, None)
+    if submitted is None:
+        return
+    runbook_ids, decision, reviewer, reason = submitted
+    try:
+        record_reviews(ctx, runbook_ids, decision, reviewer, reason)
+    except StoreBusyError as exc:
+        st.error(
+            md_escape(f"the decision was not recorded (submit it again when the database is free): {exc}")
+        )
+        return
     verb = "approved" if decision == "approve" else "rejected"
     st.session_state["review_done"] = f"{verb} {len(runbook_ids)} runbook(s) as {reviewer}"
 
 
+def next_pending(pending: list[str], current: str | None) -> str | None:
+    """The round "next pending" opens: the first pending one after `current` (by id), else the first."""
+    after = [r for r in pending if current is None or r > current]
+    return next(iter(after or pending), None)
+
+
 def review_form(ctx: AppServices, runbook_ids: list[str], key: str) -> None:
     """Approve / reject with reviewer name (remembered for the session) and reason; the queue shows it at once."""
+    # Rows are horizontal containers, one element each (columns are one per column and one for the row).
     with st.form(key=f"review_{key}"):
-        c = st.columns([1, 2])
-        c[0].text_input("reviewer", st.session_state.get(REVIEWER, ""), key=f"reviewer_{key}")
-        c[1].text_input("reason", key=f"reason_{key}")
-        a, r = st.columns(2)
-        for col, decision in ((a, "approve"), (r, "reject")):
-            col.form_submit_button(
-                f"{decision} ({len(runbook_ids)})",
-                disabled=not runbook_ids,
-                on_click=_submit,
-                args=(ctx, list(runbook_ids), key, decision),
-            )
+        with st.container(horizontal=True):
+            st.text_input("reviewer", st.session_state.get(REVIEWER, ""), key=f"reviewer_{key}", width=240)
+            st.text_input("reason", key=f"reason_{key}")
+        with st.container(horizontal=True):
+            for decision in ("approve", "reject"):
+                st.form_submit_button(
+                    f"{decision} ({len(runbook_ids)})",
+                    disabled=not runbook_ids,
+                    on_click=_submit,
+                    args=(ctx, list(runbook_ids), key, decision),
+                )
     if error := st.session_state.pop(f"review_error_{key}", None):
         st.error(error)
 
 
-def flag_cards(flags: list[CriticFlag], key: str) -> None:
-    """Each flag readable at a normal width: kind, stage and score, the runbook text, the hidden text it matched
-    and where that comes from, and why."""
-    for i, f in enumerate(flags):
-        with st.container(border=True, key=f"flag_{key}_{i}"):
-            where = "" if f.span_start is None else f" · characters {f.span_start}–{f.span_end}"
-            st.markdown(md_escape(f"{f.kind} · {f.stage} stage · score {f.score:.2f}{where}"))
-            st.text(f"runbook text: {f.evidence}")
-            if f.matched_text:
-                st.text(f"matches {f.matched_path or 'hidden text'}: {f.matched_text}")
-            if f.reason:
-                st.caption(md_escape(f.reason))
-
-
-def critic_round(rb: Runbook, flags: list[CriticFlag]) -> None:
-    """One round: verdict, the runbook with every flagged span highlighted, then its flags."""
-    st.markdown(
-        f"**round {rb.round}** · critic verdict **{rb.critic_verdict}** · {len(flags)} flag(s) · "
-        + md_escape(f"prompt {rb.prompt_version} · model {rb.model}")
+def flagged_segments(text: str, flags: list[CriticFlag]) -> list[tuple[str, bool]]:
+    """The runbook text in pieces, each marked when some flag's evidence span covers it (overlapping spans
+    merged); the pieces put together are the text."""
+    spans = sorted(
+        {(f.span_start, f.span_end) for f in flags if f.span_start is not None and f.span_end is not None}
     )
-    with st.container(border=True):
-        st.markdown(highlighted_runbook(rb.text(), flags))
-    if flags:
-        with st.expander(f"the {len(flags)} flag(s) of round {rb.round}", expanded=True):
-            flag_cards(flags, rb.runbook_id)
-    else:
-        st.caption("no flags")
+    merged: list[list[int]] = []
+    for start, end in spans:
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    out: list[tuple[str, bool]] = []
+    pos = 0
+
+    def add(piece: str, marked: bool) -> None:
+        if out and out[-1][1] == marked:  # an empty span between two pieces: one piece
+            out[-1] = (out[-1][0] + piece, marked)
+        else:
+            out.append((piece, marked))
+
+    for start, end in merged:  # spans come from the critic's output: clamped to the text
+        start, end = min(max(start, pos), len(text)), min(end, len(text))
+        if start > pos:
+            add(text[pos:start], False)
+            pos = start
+        if end > pos:
+            add(text[pos:end], True)
+            pos = end
+    if pos < len(text):
+        add(text[pos:], False)
+    return out
+
+
+def round_card(rb: Runbook, flags: list[CriticFlag]) -> dict[str, Any]:
+    """One critic round as the rounds component draws it: heading, the runbook with its flagged spans, the
+    flags."""
+    cards = []
+    for f in flags:
+        where = "" if f.span_start is None else f" · characters {f.span_start}–{f.span_end}"
+        cards.append(
+            {
+                "head": f"{f.kind} · {f.stage} stage · score {f.score:.2f}{where}",
+                "evidence": f.evidence,
+                "matched": f"matches {f.matched_path or 'hidden text'}: {f.matched_text}"
+                if f.matched_text
+                else "",
+                "reason": f.reason or "",
+            }
+        )
+    return {
+        "title": f"round {rb.round} · critic verdict {rb.critic_verdict} · {len(flags)} flag(s) · "
+        f"prompt {rb.prompt_version} · model {rb.model}",
+        "segments": flagged_segments(rb.text(), flags),
+        "summary": f"the {len(flags)} flag(s) of round {rb.round}",
+        "flags": cards,
+    }
+
+
+def critic_rounds(rounds: list[tuple[Runbook, list[CriticFlag]]], key: str) -> None:
+    """Every round of a lineage (verdict, the runbook with each flagged span marked, its flags), drawn by one
+    component as plain text: one element for the browser, where each round and flag was several."""
+    mount("rsr_core.rounds", "rounds")(key=key, data={"rounds": [round_card(rb, f) for rb, f in rounds]})
 
 
 def provenance(rb: Runbook, executions: pd.DataFrame, rounds: list[Runbook]) -> None:
@@ -170,7 +234,7 @@ def provenance(rb: Runbook, executions: pd.DataFrame, rounds: list[Runbook]) -> 
         executions[
             ["runbook_id", "trajectory_id", "reward", "verified", "answer_transfer", "human_rejected", "kept"]
         ],
-        key=f"executions_{rb.runbook_id}",
+        key="rb_executions",
     )
     for tid in executions["trajectory_id"]:
         page_link(f"open {tid}", "trajectories", trajectory=tid)
@@ -184,16 +248,20 @@ def runbook_detail(ctx: AppServices, runbook_id: str) -> None:
         return
     rb = d["runbook"]
     st.subheader(md_escape(f"{rb.task_id} · runbook {rb.variant + 1} · {runbook_id} · {d['status']}"))
-    for r, flags in d["rounds"]:
-        critic_round(r, flags)
-    review_form(ctx, [runbook_id], key=runbook_id)
+    critic_rounds(d["rounds"], key="rb_rounds")  # one key: the component is redrawn, not mounted anew
+    # One form for whichever round is shown (its widgets are redrawn, not mounted anew for every round); a
+    # reason typed for one round is not carried to the next.
+    if st.session_state.get(FORM_FOR) != runbook_id:
+        st.session_state[FORM_FOR] = runbook_id
+        st.session_state.pop(f"reason_{FOCUS_FORM}", None)
+    review_form(ctx, [runbook_id], key=FOCUS_FORM)
     st.markdown("**review history** (append-only; the latest decides)")
     if d["reviews"]:
         table(
             pd.DataFrame(
                 [h.model_dump(include={"created_at", "reviewer", "decision", "reason"}) for h in d["reviews"]]
             ),
-            key=f"reviews_{runbook_id}",
+            key="rb_reviews",
             wrap=("reason",),
         )
     else:

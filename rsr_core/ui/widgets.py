@@ -9,7 +9,6 @@ import re
 import pandas as pd
 import streamlit as st
 
-from rsr_core.models import CriticFlag
 from rsr_core.store import StoreBusyError, queries
 from rsr_core.ui.context import AppServices, build_app_services
 from rsr_core.ui.data import Cursor, cached
@@ -103,29 +102,6 @@ def require_data(ctx: AppServices) -> bool:
         st.success(f"Loaded {report.trajectories_added} trajectories and {report.tasks_added} tasks.")
         st.rerun()
     return False
-
-
-def highlighted_runbook(text: str, flags: list[CriticFlag]) -> str:
-    """The runbook as escaped markdown with each flag's evidence span on a coloured background."""
-    spans = sorted({(f.span_start, f.span_end) for f in flags if f.span_start is not None and f.span_end})
-    merged: list[list[int]] = []
-    for start, end in spans:
-        if merged and start <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], end)
-        else:
-            merged.append([start, end])
-    out, pos = [], 0
-    for start, end in merged:
-        out.append(md_escape(text[pos:start]))
-        out.append(
-            "\n".join(
-                f":red-background[{md_escape(part)}]" if part.strip() else part
-                for part in text[start:end].split("\n")
-            )
-        )
-        pos = end
-    out.append(md_escape(text[pos:]))
-    return "  \n".join("".join(out).split("\n"))
 
 
 def page_link(label: str, page: str, **params: str) -> None:

@@ -339,11 +339,21 @@ def test_long_output_is_cut_until_show_all_is_clicked(studio, page, tmp_path):
 
 
 def _choose(page, label_start: str, option: str) -> None:
-    """Pick `option` in the selectbox whose label starts with `label_start`."""
+    """Pick the first option holding `option` in the selectbox whose label starts with `label_start`."""
     box = page.get_by_role("combobox", name=re.compile("^" + re.escape(label_start))).first
     box.click()
     box.fill(option)  # the list filters as one types
-    page.get_by_role("option").filter(has_text=option).first.click()
+    page.get_by_role("option").filter(has_text=option).first.wait_for(state="attached", timeout=TIMEOUT_MS)
+    # Chosen with the keyboard: a click on an option can chase it for good when the list is drawn again under
+    # the pointer (seen on a loaded machine: "element was detached from the DOM, retrying" for 30 s).
+    focused = page.locator("[role='option'][data-focused='true']")
+    for _ in range(50):
+        if focused.count() and option in focused.first.inner_text():
+            break
+        page.keyboard.press("ArrowDown")
+    else:
+        raise AssertionError(f"no option holding {option!r} to choose")
+    page.keyboard.press("Enter")
     page.wait_for_function(IDLE, timeout=TIMEOUT_MS)
 
 

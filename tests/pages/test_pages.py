@@ -112,9 +112,9 @@ def test_approving_a_runbook_writes_a_review_row(demo_db):
     at.selectbox(key="rb_status").select("pending_review").run()
     (rid,) = grid_frame(at, "rb_queue")["runbook_id"]
     assert at.selectbox(key="rb_focus").value == rid
-    at.text_input(key=f"reviewer_{rid}").input("carol")
-    at.text_input(key=f"reason_{rid}").input("generic and safe")
-    at.button(key=f"FormSubmitter:review_{rid}-approve (1)").click().run()
+    at.text_input(key="reviewer_focus").input("carol")
+    at.text_input(key="reason_focus").input("generic and safe")
+    at.button(key="FormSubmitter:review_focus-approve (1)").click().run()
     assert not at.exception
     reviews = pipeline.reviews_of(open_services().store.cursor(), rid)
     assert [(r.decision, r.reviewer, r.reason) for r in reviews] == [("approve", "carol", "generic and safe")]
@@ -255,10 +255,11 @@ def test_a_review_shows_in_the_queue_of_the_same_run(demo_db):
     at = page("runbooks")
     at.selectbox(key="rb_status").select("pending_review").run()
     (rid,) = grid_frame(at, "rb_queue")["runbook_id"]
+    assert at.selectbox(key="rb_focus").value == rid  # the form below is this round's
     pending = at.button(key="rb_next_btn").label
     place = _place(at, "rb_queue")
-    at.text_input(key=f"reviewer_{rid}").input("dave")
-    at.button(key=f"FormSubmitter:review_{rid}-approve (1)").click().run()
+    at.text_input(key="reviewer_focus").input("dave")
+    at.button(key="FormSubmitter:review_focus-approve (1)").click().run()
     assert not at.exception
     assert any(s.value == md_escape("approved 1 runbook(s) as dave") for s in at.success)
     assert grid_frame(at, "rb_queue").empty  # no longer pending, without a second run of the page
@@ -271,6 +272,6 @@ def test_a_review_needs_a_reviewer(demo_db):
     at = page("runbooks")
     at.selectbox(key="rb_status").select("pending_review").run()
     (rid,) = grid_frame(at, "rb_queue")["runbook_id"]
-    at.button(key=f"FormSubmitter:review_{rid}-reject (1)").click().run()
+    at.button(key="FormSubmitter:review_focus-reject (1)").click().run()
     assert [e.value for e in at.error] == ["a reviewer name is required"]
     assert pipeline.reviews_of(open_services().store.cursor(), rid) == []

@@ -1,5 +1,5 @@
 """The studio server's process settings for pages drawn beside background work (rsr_core/ui/server.py,
-export_views.background_priority)."""
+data.background_priority)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import os
 import sys
 import threading
 
-from rsr_core.ui.export_views import background_priority
+from rsr_core.ui.data import background_priority
 from rsr_core.ui.server import SWITCH_INTERVAL_S, warm
 
 

@@ -1,5 +1,60 @@
 // The studio's table: rows as plain text (textContent, never HTML), optional checkboxes whose choice is the
-// component's state "selected" (row keys), kept by Python across pages. Redrawn in place on every run.
+// component's state "selected" (row keys), kept by Python across pages. Redrawn in place on every run: a table
+// of the same columns keeps its rows and cells and only what changed is written (a review changes a row or
+// two of the queue; drawing the whole table anew made the browser lay out every row again).
+function header(table, data, pick) {
+  const head = table.createTHead().insertRow();
+  if (pick) head.appendChild(document.createElement("th")).className = "pick";
+  data.columns.forEach((label, i) => {
+    const th = document.createElement("th");
+    th.textContent = label;
+    if (data.numeric[i]) th.className = "num";
+    head.appendChild(th);
+  });
+}
+
+function setText(td, text) {
+  if (td.textContent !== text) td.textContent = text;
+}
+
+function setClass(el, names) {
+  const cls = names.filter(Boolean).join(" ");
+  if (el.className !== cls) el.className = cls;
+}
+
+function fill(tr, cells, r, data, pick, selected, send) {
+  const key = data.keys[r];
+  if (tr.dataset.key !== key) tr.dataset.key = key;
+  const tone = (data.tones || [])[r];
+  const classes = [tone && "tone-" + tone, pick && selected.has(key) && "chosen"];
+  setClass(tr, classes);
+  let offset = 0;
+  if (pick) {
+    offset = 1;
+    if (!tr.cells.length) {
+      const box = document.createElement("input");
+      box.type = "checkbox";
+      tr.insertCell().appendChild(box).parentElement.className = "pick";
+    }
+    const box = tr.cells[0].firstChild;
+    box.checked = selected.has(key);
+    box.setAttribute("aria-label", "select " + key);
+    tr.onclick = (e) => {
+      if (e.target.tagName === "A") return;
+      if (selected.has(key)) selected.delete(key);
+      else selected.add(key);
+      send();
+    };
+  }
+  cells.forEach((text, i) => {
+    const td = tr.cells[i + offset] || tr.insertCell();
+    setText(td, text);
+    const title = text.length > 40 && !data.wrap[i] ? text : ""; // a cut value shows whole on hover
+    if (td.title !== title) td.title = title;
+    setClass(td, [data.numeric[i] && "num", data.wrap[i] && "wrap", data.mono[i] && "mono"]);
+  });
+}
+
 export default function (component) {
   const { data, parentElement, setStateValue } = component;
   let root = parentElement.querySelector(".rsr-grid");
@@ -9,47 +64,21 @@ export default function (component) {
     parentElement.appendChild(root);
   }
   const selected = new Set(data.selected || []);
-  const table = document.createElement("table");
-  const head = table.createTHead().insertRow();
   const pick = data.select !== "none";
-  if (pick) table.className = "pickable";
-  if (pick) head.appendChild(document.createElement("th")).className = "pick";
-  data.columns.forEach((label, i) => {
-    const th = document.createElement("th");
-    th.textContent = label;
-    if (data.numeric[i]) th.className = "num";
-    head.appendChild(th);
-  });
-  const body = table.createTBody();
   const send = () => setStateValue("selected", Array.from(selected));
+  const shape = JSON.stringify([data.columns, data.numeric, pick]);
+  let table = root.querySelector("table");
+  if (!table || table.dataset.shape !== shape) {
+    table = document.createElement("table");
+    table.dataset.shape = shape;
+    if (pick) table.className = "pickable";
+    header(table, data, pick);
+    table.createTBody();
+    root.replaceChildren(table);
+  }
+  const body = table.tBodies[0];
   data.rows.forEach((cells, r) => {
-    const key = data.keys[r];
-    const tr = body.insertRow();
-    tr.dataset.key = key;
-    const tone = (data.tones || [])[r];
-    if (tone) tr.classList.add("tone-" + tone);
-    if (pick) {
-      const box = document.createElement("input");
-      box.type = "checkbox";
-      box.checked = selected.has(key);
-      box.setAttribute("aria-label", "select " + key);
-      tr.insertCell().appendChild(box).parentElement.className = "pick";
-      if (box.checked) tr.classList.add("chosen");
-      tr.onclick = (e) => {
-        if (e.target.tagName === "A") return;
-        if (selected.has(key)) selected.delete(key);
-        else selected.add(key);
-        send();
-      };
-    }
-    cells.forEach((text, i) => {
-      const td = tr.insertCell();
-      td.textContent = text;
-      if (text.length > 40 && !data.wrap[i]) td.title = text; // a cut value shows whole on hover
-      if (data.numeric[i]) td.classList.add("num");
-      if (data.wrap[i]) td.classList.add("wrap");
-      if (data.mono[i]) td.classList.add("mono");
-    });
+    fill(body.rows[r] || body.insertRow(), cells, r, data, pick, selected, send);
   });
-  root.replaceChildren(table);
+  while (body.rows.length > data.rows.length) body.deleteRow(-1);
 }

@@ -48,7 +48,10 @@ if require_data(ctx):
     kinds = c[0].multiselect(
         "kinds", ["rewrite", "discovery", "eval"], ["rewrite", "discovery"], key="ex_kinds"
     )
-    tasks = c[1].multiselect("tasks (none: all)", task_ids(ctx), key="ex_tasks")
+    # Up to thousands of task ids: in a popover, whose list the browser draws only when it is opened.
+    chosen = len(st.session_state.get("ex_tasks") or [])
+    with c[1].popover(f"tasks: {chosen or 'all'}" + (" chosen" if chosen else ""), width="stretch"):
+        tasks = st.multiselect("tasks (none: all)", task_ids(ctx), key="ex_tasks")
     fmt = as_format(c[2].selectbox("format", FORMATS, key="ex_format"))
     d = st.columns(3)
     direct = d[0].checkbox("include terminus-2 discovery successes unchanged", True, key="ex_direct")

@@ -8,13 +8,13 @@ import streamlit as st
 from rsr_core.jobs.runner import JobError
 from rsr_core.llm.client import LLMError
 from rsr_core.store import app_queries
-from rsr_core.store import jobs as jobs_sql
-from rsr_core.ui.data import cached, read
+from rsr_core.ui.data import cached
 from rsr_core.ui.grid import clear, grid
 from rsr_core.ui.rewrite_views import (
     backend_form,
     endpoint_form,
     job_params,
+    job_rows,
     load_form,
     make_backend,
     progress,
@@ -76,7 +76,7 @@ if require_data(ctx):
             st.error(md_escape(str(exc)))
     resumable = [
         r["job_id"]
-        for r in read(ctx, jobs_sql.list_jobs)
+        for r in job_rows(ctx)
         if r["status"] in ("waiting_review", "failed", "cancelled", "running")
         and r["job_id"] not in {j.job_id for j in ctx.jobs.active()}
     ]

@@ -5,8 +5,18 @@ import math
 
 import streamlit as st
 
+from rsr_core.ui.data import prefetch
 from rsr_core.ui.grid import table
-from rsr_core.ui.runbook_views import STATUSES, progress_bars, queue, review_form, runbook_detail
+from rsr_core.ui.runbook_views import (
+    STATUSES,
+    dossier,
+    next_pending,
+    progress_bars,
+    queue,
+    record_submitted,
+    review_form,
+    runbook_detail,
+)
 from rsr_core.ui.widgets import app_services, md_escape, require_data, scripted_banner
 
 QUEUE_ROWS = 50  # rounds drawn per page of the queue (the queue itself may hold thousands)
@@ -15,6 +25,7 @@ QUEUE_COLUMNS = ["runbook_id", "status", "task_id", "variant", "round", "critic_
 
 st.title("Runbooks")
 ctx = app_services()
+record_submitted(ctx)  # a decision the review form just sent, before anything is read
 if require_data(ctx):
     scripted_banner(ctx)
     all_rbs = queue(ctx)
@@ -47,8 +58,8 @@ if require_data(ctx):
     pending = list(all_rbs.loc[all_rbs["status"] == "pending_review", "runbook_id"])
     if c[2].button(f"next pending ({len(pending)})", key="rb_next_btn", disabled=not pending):
         current = st.session_state.get("rb_focus") or st.query_params.get("runbook")
-        after = [r for r in pending if current is None or r > current]
-        st.session_state["rb_focus"] = (after or pending)[0]  # before the selectbox exists in this run
+        # Set before the selectbox exists in this run.
+        st.session_state["rb_focus"] = next_pending(pending, current)
     pages = max(1, math.ceil(len(rows) / QUEUE_ROWS))
     page = st.number_input(f"queue page (of {pages}; {len(rows):,} rounds)", 1, pages, 1, key="rb_page")
     shown = rows.iloc[(page - 1) * QUEUE_ROWS : page * QUEUE_ROWS].reset_index(drop=True)
@@ -69,3 +80,5 @@ if require_data(ctx):
             st.session_state["rb_focus"] = focus
         chosen = st.selectbox("runbook", options, key="rb_focus")
         runbook_detail(ctx, chosen)
+        if (ahead := next_pending(pending, chosen)) not in (None, chosen):
+            prefetch(dossier, ctx, ahead)  # what "next pending" opens, read while this round is looked at
