@@ -19,17 +19,21 @@ from tests.ingest.hostile import harbor_task
 pytestmark = pytest.mark.docker
 
 
-def _contexts_left() -> list[str]:
-    return sorted(p for p in os.listdir(tempfile.gettempdir()) if p.startswith("rsr-ctx-"))
+@pytest.fixture(autouse=True)
+def private_tmp(tmp_path, monkeypatch) -> Path:
+    """This test's own temporary directory for the build contexts (another test may build at the same time)."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+    return tmp
 
 
 def _refused(docker_engine, task: Path, stored: Task) -> str:
     """Build the task as it was ingested (`stored`) from its directory as it is now: ingest refuses a task
     this large, so these grew after it was stored."""
-    before = _contexts_left()
     with pytest.raises(ImageError) as refused:
         task_image(docker_engine, stored, Settings())
-    assert _contexts_left() == before  # the partial copy is gone
+    assert os.listdir(tempfile.gettempdir()) == []  # the partial copy is gone
     assert docker_engine.images.list(filters={"label": f"rsr.task={task.name}"}) == []
     return str(refused.value)
 
