@@ -76,7 +76,7 @@ build_venv() {
   esac
   rm -rf "$dir" &&
     "$UV" venv -q --seed --python "$py" "$dir" &&
-    "$UV" pip install -q --python "$dir/bin/python" --exclude-newer "$cutoff" --only-binary :all: \
+    "$UV" pip install -q --compile-bytecode --python "$dir/bin/python" --exclude-newer "$cutoff" --only-binary :all: \
       "${how[@]}" -e '.[dev]' &&
     "$UV" pip freeze -q --python "$dir/bin/python" --exclude-editable >"$dir/freeze.txt"
 }

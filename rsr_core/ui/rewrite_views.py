@@ -119,20 +119,21 @@ def readiness(ctx: AppServices) -> bool:
 
 def endpoint_form(ctx: AppServices) -> tuple[str, str, dict[str, str]]:
     """Endpoint URL, key (never shown, never stored) and the three role models; kept per database."""
-    c = st.columns([3, 2])
-    url = c[0].text_input(
-        "endpoint (OpenAI-compatible base URL)", key="endpoint", on_change=_save, args=(ctx, "endpoint")
-    )
-    key = c[1].text_input("API key (blank: OPENAI_API_KEY; never stored)", type="password", key="api_key")
+    # Each row of fields is one horizontal container (columns are an element per column and one for the row).
+    with st.container(horizontal=True):
+        url = st.text_input(
+            "endpoint (OpenAI-compatible base URL)", key="endpoint", on_change=_save, args=(ctx, "endpoint")
+        )
+        key = st.text_input("API key (blank: OPENAI_API_KEY; never stored)", type="password", key="api_key")
     if ctx.scripted is not None and url == ctx.scripted.url:
         st.caption("scripted demo model: answers are replayed, not sampled")
-    m = st.columns(3)
-    models = {
-        role: m[i].text_input(
-            f"{role} model", key=f"model_{role}", on_change=_save, args=(ctx, f"model_{role}")
-        )
-        for i, role in enumerate(DEMO_MODELS)
-    }
+    with st.container(horizontal=True):
+        models = {
+            role: st.text_input(
+                f"{role} model", key=f"model_{role}", on_change=_save, args=(ctx, f"model_{role}")
+            )
+            for role in DEMO_MODELS
+        }
     if st.button("check the endpoint", key="check_endpoint"):
         try:
             offered = ctx.llm_for(url, key).list_models()
@@ -151,14 +152,14 @@ def job_params(
     ctx: AppServices, sources: list[str], tasks: list[str], models: dict[str, str]
 ) -> RewriteParams | None:
     """K, M, rounds, gate (kept per database) -> parameters (None until something is selected)."""
-    c = st.columns(5)
-    k = c[0].number_input("K runbooks per source", 1, 16, key="k", on_change=_save, args=(ctx, "k"))
-    m = c[1].number_input("M executions per runbook", 1, 16, key="m", on_change=_save, args=(ctx, "m"))
-    rounds = c[2].number_input("critic rounds", 1, 6, key="rounds", on_change=_save, args=(ctx, "rounds"))
-    gate = c[3].radio(
-        "gate", ["critic", "human"], key="gate", horizontal=True, on_change=_save, args=(ctx, "gate")
-    )
-    c[4].number_input("workers", 1, 8, key="workers", on_change=_save, args=(ctx, "workers"))
+    with st.container(horizontal=True):
+        k = st.number_input("K runbooks per source", 1, 16, key="k", on_change=_save, args=(ctx, "k"))
+        m = st.number_input("M executions per runbook", 1, 16, key="m", on_change=_save, args=(ctx, "m"))
+        rounds = st.number_input("critic rounds", 1, 6, key="rounds", on_change=_save, args=(ctx, "rounds"))
+        gate = st.radio(
+            "gate", ["critic", "human"], key="gate", horizontal=True, on_change=_save, args=(ctx, "gate")
+        )
+        st.number_input("workers", 1, 8, key="workers", on_change=_save, args=(ctx, "workers"))
     if not sources and not tasks:
         return None
     return RewriteParams.from_settings(
@@ -276,22 +277,22 @@ def progress(ctx: AppServices) -> None:
 
 def backend_form(ctx: AppServices) -> tuple[str, str]:
     """Where the job's units run: threads of the app process, or a Ray cluster (kept per database)."""
-    c = st.columns([1, 3])
-    backend = c[0].radio(
-        "run units on",
-        ["threads", "ray"],
-        key="backend",
-        horizontal=True,
-        on_change=_save,
-        args=(ctx, "backend"),
-    )
-    address = c[1].text_input(
-        "Ray cluster address (blank: a local Ray instance)",
-        key="ray_address",
-        disabled=backend != "ray",
-        on_change=_save,
-        args=(ctx, "ray_address"),
-    )
+    with st.container(horizontal=True):
+        backend = st.radio(
+            "run units on",
+            ["threads", "ray"],
+            key="backend",
+            horizontal=True,
+            on_change=_save,
+            args=(ctx, "backend"),
+        )
+        address = st.text_input(
+            "Ray cluster address (blank: a local Ray instance)",
+            key="ray_address",
+            disabled=backend != "ray",
+            on_change=_save,
+            args=(ctx, "ray_address"),
+        )
     if backend == "ray":
         st.caption(
             "sandbox units run on nodes that advertise `sandbox` (`rsr worker start --sandboxes N`); the job view "

@@ -65,7 +65,10 @@ if require_data(ctx):
     counts = sim.task_pairs(ctx)
     ids = list(counts["task_id"])
     if view == VIEWS[1]:
-        tasks = st.multiselect("tasks", ids, ids[:20], key="sim_tasks")
+        # Hundreds of task ids: in a popover, whose list the browser draws only when it is opened.
+        shown = len(st.session_state.get("sim_tasks", ids[:20]))
+        with st.popover(f"tasks: {shown} of {len(ids):,} shown"):
+            tasks = st.multiselect("tasks", ids, ids[:20], key="sim_tasks")
         stats = sim.grouped_stats(ctx, metric, "task_id", tuple(tasks))
         spec = charts.similarity_by_task(stats, metric, shape)
         draw(spec, "by_task")
@@ -74,7 +77,8 @@ if require_data(ctx):
         spec = charts.similarity_by_category(stats, metric, shape)
         draw(spec, "by_category")
     else:
-        task = st.selectbox("task (its pairs grouped by runbook)", sorted(ids), key="sim_task")
+        with st.popover(md_escape(f"task: {st.session_state.get('sim_task') or min(ids)}")):
+            task = st.selectbox("task (its pairs grouped by runbook)", sorted(ids), key="sim_task")
         pairs, size = sim.heatmap_pairs(ctx, task, metric)
         if size > sim.HEATMAP_TRAJECTORIES:
             st.caption(
