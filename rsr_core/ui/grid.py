@@ -39,11 +39,14 @@ def grid(
     tones: Sequence[str] | None = None,
     wrap: Sequence[str] = (),
     mono: Sequence[str] = (),
+    open_column: str | None = None,
+    on_open: Callable[[str], None] | None = None,
 ) -> list[str]:
     """Draw `frame`; return the keys (values of `row_key`) of the rows chosen, on this page or earlier ones.
 
     `tones` colours rows ("delete", "insert", "replace": red, green, yellow); the columns in `wrap` wrap their
-    text (commands, reasons) instead of being cut at the cell's width, those in `mono` in the code font."""
+    text (commands, reasons) instead of being cut at the cell's width, those in `mono` in the code font. The
+    cells of `open_column` are buttons: in the run after one is clicked, `on_open` gets that row's key."""
     labels, formats = labels or {}, formats or {}
     keys = [str(v) for v in frame[row_key]] if row_key else [str(i) for i in range(len(frame))]
     state = st.session_state.get(key) or {}
@@ -64,14 +67,19 @@ def grid(
         "tones": list(tones) if tones is not None else [],
         "wrap": [c in wrap for c in columns],
         "mono": [c in mono for c in columns],
+        "open": columns.index(open_column) if open_column is not None else None,
     }
     result = mount("rsr_core.grid", "grid")(
         key=key,
         data=data,
         default={"selected": chosen},
         on_selected_change=lambda: None,
+        on_opened_change=lambda: None,
         height=height if height else "content",
     )
+    opened = getattr(result, "opened", None) if result is not None else None
+    if opened is not None and on_open is not None:
+        on_open(str(opened))
     picked = getattr(result, "selected", None) if result is not None else None
     return [str(k) for k in picked or []] if select != "none" else []
 

@@ -15,13 +15,15 @@ from rsr_core.store.sql import scalar
 from rsr_core.ui.component import mount
 from rsr_core.ui.context import AppServices
 from rsr_core.ui.data import Cursor, cached, write_in_run
-from rsr_core.ui.grid import table
+from rsr_core.ui.grid import clear, table
 from rsr_core.ui.widgets import md_escape, page_link
 
 STATUSES = ["pending_review", "approved", "critic_rejected", "human_rejected", "critic_pending"]
 assert set(STATUSES) == set(RUNBOOK_STATUSES)
 REVIEWER = "reviewer_name"
 SUBMITTED = "review_submitted"  # a decision of the review form, recorded by the next run
+FOCUS = "rb_focus"  # the round shown below the queue (opened from it, by "next pending" or by a link)
+QUEUE = "rb_queue"  # the queue's table (its ticked rounds are the bulk review's)
 FOCUS_FORM = "focus"  # the key of the review form of the round shown (the bulk form's is "bulk")
 FORM_FOR = "review_form_for"  # the round that form was last drawn for
 
@@ -113,6 +115,8 @@ def _submit(ctx: AppServices, runbook_ids: list[str], key: str, decision: str) -
     st.session_state[REVIEWER] = reviewer
     st.session_state[SUBMITTED] = (list(runbook_ids), decision, reviewer, reason)
     st.session_state[f"reason_{key}"] = ""  # the reason was this decision's; the reviewer stays
+    if key == "bulk":
+        clear(QUEUE)  # the ticks were for this decision
 
 
 def record_submitted(ctx: AppServices) -> None:

@@ -180,6 +180,36 @@ def test_two_reviewers_in_two_browsers_both_stored_latest_decides(studio, browse
     assert detail["status"] == "human_rejected"
 
 
+def test_a_round_opens_from_its_id_in_the_queue_and_ticked_rounds_are_reviewed_together(studio, page):
+    page.goto(f"{studio.url}/runbooks")
+    shown(page, "Runbooks", "review history")
+    queue = page.locator(".rsr-grid").first
+    ids = queue.locator("button.open").all_inner_texts()
+    assert len(ids) >= 4, ids
+    # The round shown at first is the queue's first; another opens from its id (its checkbox stays unticked).
+    assert f"· {ids[0]} ·" in page.get_by_role("heading", level=3).first.inner_text()
+    queue.get_by_role("button", name=ids[2], exact=True).click()
+    shown(page, f" · {ids[2]} · ")
+    page.wait_for_function(IDLE, timeout=TIMEOUT_MS)
+    assert queue.locator("tr.chosen").count() == 0
+    # Two rounds ticked (a click anywhere else on the row ticks it), then one decision for both.
+    page.get_by_role("checkbox", name=f"select {ids[1]}").click()
+    shown(page, "bulk review (1 ticked)")
+    queue.locator(f"tr[data-key='{ids[3]}'] td").last.click()
+    shown(page, "bulk review (2 ticked)")
+    page.get_by_role("button", name=re.compile(r"^bulk review \(2 ticked\)")).click()
+    page.locator("[class*='st-key-reviewer_bulk'] input").fill("erin")
+    page.locator("[class*='st-key-FormSubmitter-review_bulk'][class*='-reject-'] button").click()
+    shown(page, "rejected 2 runbook(s) as erin", "bulk review (0 ticked)")
+    shot(page, "review-opened-and-bulk", at="bulk review")
+    for rid in (ids[1], ids[3]):
+        reviews = studio.rsr_json("runbooks", "show", rid)["reviews"]
+        assert (reviews[-1]["reviewer"], reviews[-1]["decision"]) == ("erin", "reject")
+    assert studio.rsr_json("runbooks", "show", ids[2])["reviews"] == [] or all(
+        r["reviewer"] != "erin" for r in studio.rsr_json("runbooks", "show", ids[2])["reviews"]
+    )
+
+
 def test_cli_writes_while_the_app_is_open_and_the_app_shows_them(studio, page, data_dir):
     page.goto(f"{studio.url}/trajectories")
     body = shown(page, "trajectories)")

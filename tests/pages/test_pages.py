@@ -111,7 +111,7 @@ def test_approving_a_runbook_writes_a_review_row(demo_db):
     at = page("runbooks")
     at.selectbox(key="rb_status").select("pending_review").run()
     (rid,) = grid_frame(at, "rb_queue")["runbook_id"]
-    assert at.selectbox(key="rb_focus").value == rid
+    assert at.session_state["rb_focus"] == rid
     at.text_input(key="reviewer_focus").input("carol")
     at.text_input(key="reason_focus").input("generic and safe")
     at.button(key="FormSubmitter:review_focus-approve (1)").click().run()
@@ -120,11 +120,12 @@ def test_approving_a_runbook_writes_a_review_row(demo_db):
     assert [(r.decision, r.reviewer, r.reason) for r in reviews] == [("approve", "carol", "generic and safe")]
 
 
-def test_bulk_review_of_rounds_chosen_on_the_queue_page(demo_db):
+def test_bulk_review_of_rounds_ticked_in_the_queue(demo_db):
     at = page("runbooks")
     queue = grid_frame(at, "rb_queue")
     chosen = list(queue.loc[queue["critic_verdict"] == "pass", "runbook_id"][:3])  # a human decides these
-    at.multiselect(key="rb_bulk").set_value(chosen).run()
+    at.session_state["rb_queue"] = {"selected": chosen}  # as ticking their checkboxes sets it
+    at.run()
     at.text_input(key="reviewer_bulk").input("dana")
     at.button(key="FormSubmitter:review_bulk-reject (3)").click().run()
     assert not at.exception
@@ -134,6 +135,7 @@ def test_bulk_review_of_rounds_chosen_on_the_queue_page(demo_db):
     # The queue shows the decisions at once: every chosen round is human-rejected now.
     after = grid_frame(at, "rb_queue").set_index("runbook_id")
     assert {after.loc[rid, "status"] for rid in chosen} == {"human_rejected"}
+    assert at.session_state["rb_queue"]["selected"] == []  # the ticks were for that decision
 
 
 def test_trajectory_content_is_text_never_html(demo_db):
@@ -255,7 +257,7 @@ def test_a_review_shows_in_the_queue_of_the_same_run(demo_db):
     at = page("runbooks")
     at.selectbox(key="rb_status").select("pending_review").run()
     (rid,) = grid_frame(at, "rb_queue")["runbook_id"]
-    assert at.selectbox(key="rb_focus").value == rid  # the form below is this round's
+    assert at.session_state["rb_focus"] == rid  # the form below is this round's
     pending = at.button(key="rb_next_btn").label
     place = _place(at, "rb_queue")
     at.text_input(key="reviewer_focus").input("dave")

@@ -77,11 +77,11 @@ def test_next_pending_shows_a_round_read_ahead_without_opening_the_database(demo
     at = _runbooks()
     at.selectbox(key="rb_status").select("pending_review").run()
     assert list(grid_frame(at, "rb_queue")["runbook_id"]) == [first.runbook_id, second.runbook_id]
-    assert at.selectbox(key="rb_focus").value == first.runbook_id
+    assert at.session_state["rb_focus"] == first.runbook_id
     _prefetched()
     opens.clear()
     at.button(key="rb_next_btn").click().run()
     assert not at.exception
-    assert at.selectbox(key="rb_focus").value == second.runbook_id
+    assert at.session_state["rb_focus"] == second.runbook_id
     assert second.runbook_id in at.subheader[0].value.replace("\\", "")
     assert opens == []  # its rounds, flags, reviews and executions were read while the first was shown

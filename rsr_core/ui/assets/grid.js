@@ -1,5 +1,6 @@
 // The studio's table: rows as plain text (textContent, never HTML), optional checkboxes whose choice is the
-// component's state "selected" (row keys), kept by Python across pages. Redrawn in place on every run: a table
+// component's state "selected" (row keys), kept by Python across pages; a column may hold buttons that open
+// their row (the trigger "opened", a row key). Redrawn in place on every run: a table
 // of the same columns keeps its rows and cells and only what changed is written (a review changes a row or
 // two of the queue; drawing the whole table anew made the browser lay out every row again).
 function header(table, data, pick) {
@@ -22,7 +23,7 @@ function setClass(el, names) {
   if (el.className !== cls) el.className = cls;
 }
 
-function fill(tr, cells, r, data, pick, selected, send) {
+function fill(tr, cells, r, data, pick, selected, send, openRow) {
   const key = data.keys[r];
   if (tr.dataset.key !== key) tr.dataset.key = key;
   const tone = (data.tones || [])[r];
@@ -48,7 +49,23 @@ function fill(tr, cells, r, data, pick, selected, send) {
   }
   cells.forEach((text, i) => {
     const td = tr.cells[i + offset] || tr.insertCell();
-    setText(td, text);
+    if (i === data.open) {
+      // The row's key as a button that opens the row (a trigger for Python), not a tick of its checkbox.
+      let open = td.firstElementChild;
+      if (!open || open.tagName !== "BUTTON") {
+        open = document.createElement("button");
+        open.type = "button";
+        open.className = "open";
+        td.replaceChildren(open);
+      }
+      setText(open, text);
+      open.onclick = (e) => {
+        e.stopPropagation();
+        openRow(key);
+      };
+    } else {
+      setText(td, text);
+    }
     const title = text.length > 40 && !data.wrap[i] ? text : ""; // a cut value shows whole on hover
     if (td.title !== title) td.title = title;
     setClass(td, [data.numeric[i] && "num", data.wrap[i] && "wrap", data.mono[i] && "mono"]);
@@ -56,7 +73,7 @@ function fill(tr, cells, r, data, pick, selected, send) {
 }
 
 export default function (component) {
-  const { data, parentElement, setStateValue } = component;
+  const { data, parentElement, setStateValue, setTriggerValue } = component;
   let root = parentElement.querySelector(".rsr-grid");
   if (!root) {
     root = document.createElement("div");
@@ -66,7 +83,8 @@ export default function (component) {
   const selected = new Set(data.selected || []);
   const pick = data.select !== "none";
   const send = () => setStateValue("selected", Array.from(selected));
-  const shape = JSON.stringify([data.columns, data.numeric, pick]);
+  const openRow = (key) => setTriggerValue("opened", key);
+  const shape = JSON.stringify([data.columns, data.numeric, pick, data.open]);
   let table = root.querySelector("table");
   if (!table || table.dataset.shape !== shape) {
     table = document.createElement("table");
@@ -78,7 +96,7 @@ export default function (component) {
   }
   const body = table.tBodies[0];
   data.rows.forEach((cells, r) => {
-    fill(body.rows[r] || body.insertRow(), cells, r, data, pick, selected, send);
+    fill(body.rows[r] || body.insertRow(), cells, r, data, pick, selected, send, openRow);
   });
   while (body.rows.length > data.rows.length) body.deleteRow(-1);
 }

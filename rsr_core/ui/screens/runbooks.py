@@ -1,13 +1,15 @@
-"""Runbooks: the review queue by status with progress, "next pending", bulk approve/reject, and one runbook's
-rounds, flags, reviews and provenance."""
+"""Runbooks: the review queue by status with progress, "next pending", bulk approve/reject of ticked rounds, and
+the round opened from the queue: its lineage's rounds, flags, reviews and provenance."""
 
 import math
 
 import streamlit as st
 
 from rsr_core.ui.data import prefetch
-from rsr_core.ui.grid import table
+from rsr_core.ui.grid import grid
 from rsr_core.ui.runbook_views import (
+    FOCUS,
+    QUEUE,
     STATUSES,
     dossier,
     next_pending,
@@ -57,28 +59,31 @@ if require_data(ctx):
     rows = all_rbs if status is None and task is None else queue(ctx, status, task)  # one read, not two
     pending = list(all_rbs.loc[all_rbs["status"] == "pending_review", "runbook_id"])
     if c[2].button(f"next pending ({len(pending)})", key="rb_next_btn", disabled=not pending):
-        current = st.session_state.get("rb_focus") or st.query_params.get("runbook")
-        # Set before the selectbox exists in this run.
-        st.session_state["rb_focus"] = next_pending(pending, current)
+        current = st.session_state.get(FOCUS) or st.query_params.get("runbook")
+        st.session_state[FOCUS] = next_pending(pending, current)
     pages = max(1, math.ceil(len(rows) / QUEUE_ROWS))
     page = st.number_input(f"queue page (of {pages}; {len(rows):,} rounds)", 1, pages, 1, key="rb_page")
     shown = rows.iloc[(page - 1) * QUEUE_ROWS : page * QUEUE_ROWS].reset_index(drop=True)
-    # Source, job and time are in the runbook's provenance below.
-    table(shown[QUEUE_COLUMNS], key="rb_queue", height=420, wrap=("flags",))
-    options = list(shown["runbook_id"])
-    selected = [r for r in st.session_state.get("rb_bulk", []) if r in options]
+    # Source, job and time are in the runbook's provenance below. A round's id opens it below; its checkbox
+    # chooses it for a bulk review (kept across queue pages).
+    ticked = grid(
+        shown[QUEUE_COLUMNS],
+        key=QUEUE,
+        row_key="runbook_id",
+        select="multi",
+        height=420,
+        wrap=("flags",),
+        open_column="runbook_id",
+        on_open=lambda rid: st.session_state.__setitem__(FOCUS, rid),
+    )
     # A popover: its widgets are drawn in the browser only when it is opened.
-    with st.popover(f"bulk review ({len(selected)} selected)"):
-        st.session_state["rb_bulk"] = selected  # the choices of this queue page only
-        selected = st.multiselect("rounds of this queue page", options, key="rb_bulk")
-        review_form(ctx, selected, key="bulk")
-    focus = st.session_state.get("rb_focus") or st.query_params.get("runbook")
-    if focus is not None and focus not in options:
-        options = [focus, *options]
-    if options:
-        if focus is not None:
-            st.session_state["rb_focus"] = focus
-        chosen = st.selectbox("runbook", options, key="rb_focus")
-        runbook_detail(ctx, chosen)
-        if (ahead := next_pending(pending, chosen)) not in (None, chosen):
+    with st.popover(f"bulk review ({len(ticked)} ticked)"):
+        review_form(ctx, ticked, key="bulk")
+    focus = (
+        st.session_state.get(FOCUS) or st.query_params.get("runbook") or next(iter(shown["runbook_id"]), None)
+    )
+    if focus is not None:
+        st.session_state[FOCUS] = focus
+        runbook_detail(ctx, focus)
+        if (ahead := next_pending(pending, focus)) not in (None, focus):
             prefetch(dossier, ctx, ahead)  # what "next pending" opens, read while this round is looked at
