@@ -2,9 +2,10 @@
 
 Frames come from rsr_core/analysis: `distribution.group_stats` (summarised distributions: a chart carries a few
 numbers per group, never every pair) and `similarity.score_pairs` / the stored pairs (one task's pairs for the
-heatmap). Every chart of the studio is Vega-Lite (the Overview's counts: rsr_core/count_charts.py), which
-Streamlit's front end draws in a fraction of plotly's time: a plotly figure cost a page load of the Similarity
-page about 0.13 s of the browser's time, and its first use in a page 0.2-0.45 s.
+heatmap). Every chart of the studio is Vega-Lite (the Overview's counts: rsr_core/count_charts.py), rendered
+to an image on the server (rsr_core/ui/chart_image.py): a plotly figure cost a page load of the Similarity page
+about 0.13 s of the browser's time and its first use in a page 0.2-0.45 s, Streamlit's Vega-Lite element
+0.13 s, an image next to nothing.
 """
 
 from __future__ import annotations
@@ -65,10 +66,11 @@ def _box(stats: pd.DataFrame, title: str, x_title: str) -> Spec:
             {"mark": "rule", "encoding": {"y": {"field": "lowerfence", **SIMILARITY}, "y2": {"field": "upperfence"}}},
             {"mark": {"type": "bar", "width": {"band": 0.8}},
              "encoding": {"y": {"field": "q1", **SIMILARITY}, "y2": {"field": "q3"}}},
-            {"mark": {"type": "tick", "color": "black", "thickness": 2, "width": {"band": 0.8}},
-             "encoding": {"y": {"field": "median", **SIMILARITY}}},
-            {"mark": {"type": "point", "shape": "diamond", "filled": True, "color": "white", "size": 30},
-             "encoding": {"y": {"field": "mean", **SIMILARITY}}},
+            # Colours as encoded values: the chart's colour encoding would override a mark's own colour.
+            {"mark": {"type": "tick", "thickness": 2, "width": {"band": 0.8}, "opacity": 1},
+             "encoding": {"y": {"field": "median", **SIMILARITY}, "color": {"value": "black"}}},
+            {"mark": {"type": "point", "shape": "diamond", "filled": True, "size": 30, "opacity": 1},
+             "encoding": {"y": {"field": "mean", **SIMILARITY}, "color": {"value": "white"}}},
         ],
     }  # fmt: skip
 

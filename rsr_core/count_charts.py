@@ -1,8 +1,8 @@
 """Vega-Lite specs of the Overview's count charts: pure functions of data frames (no store, no Streamlit).
 
-Counts are drawn with Vega-Lite, which Streamlit's front end loads in a fraction of plotly's time (three
-plotly figures cost a page load about 0.3 s in the browser, the same three as Vega-Lite specs about 0.1 s);
-so are the Similarity page's charts (rsr_core/charts.py). Frames come from
+Counts are drawn with Vega-Lite, rendered to images on the server (rsr_core/ui/chart_image.py; three plotly
+figures cost a page load about 0.3 s in the browser, the same three as Streamlit's Vega-Lite elements 0.17 s,
+as images next to nothing); so are the Similarity page's charts (rsr_core/charts.py). Frames come from
 rsr_core/analysis/coverage.py: `harness_frame`, `upset_frame` and `funnel_frame`.
 """
 

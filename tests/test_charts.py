@@ -145,3 +145,21 @@ def test_count_charts_are_valid_vega_lite():
     stats = {"harnesses": {"a": {"attempted_tasks": 2, "solved_tasks": 1, "unique_solved": 0}}}
     alt.LayerChart.from_dict(count_charts.coverage_bars(coverage.harness_frame(stats), union_solved=1))
     alt.LayerChart.from_dict(count_charts.funnel_chart(coverage.funnel_frame({"sources": 2}), None))
+
+
+def test_charts_render_on_the_server_as_svg_with_their_labels_escaped():
+    """The studio draws every spec as an SVG image (rsr_core/ui/chart_image.py): labels from a stranger's
+    corpus stay text, and a box's median and mean keep their own colours under the chart's colour encoding."""
+    import re
+
+    from rsr_core.ui import chart_image
+
+    hostile = '<script>alert(1)</script></svg>&"'
+    stats = {"harnesses": {hostile: {"attempted_tasks": 2, "solved_tasks": 1, "unique_solved": 0}}}
+    bars = chart_image.svg(count_charts.coverage_bars(coverage.harness_frame(stats), 1), chart_image.HALF)
+    assert bars.startswith("<svg") and bars.count("</svg>") == 1 and "<script" not in bars
+    assert "&lt;script&gt;" in bars and 'width="' in bars
+    pairs = score_pairs(REWRITES, COMMANDS)
+    box = chart_image.svg(charts.similarity_by_metric(group_stats(_long(pairs, "exact", None))))
+    fills = dict(re.findall(r'aria-roledescription="(tick|point)"[^>]*?fill="([^"]+)"', box))
+    assert fills == {"tick": "black", "point": "white"}, fills

@@ -8,6 +8,7 @@ import streamlit as st
 
 from rsr_core.analysis.coverage import funnel_frame, harness_frame, upset_frame
 from rsr_core.store import analysis_queries, app_queries, pipeline, queries
+from rsr_core.ui.chart_image import HALF, WIDE
 from rsr_core.ui.data import Cursor, cached
 
 
@@ -28,14 +29,18 @@ def overview_figures(cur: Cursor) -> dict[str, Any]:
 
 def overview_charts(fig: dict[str, Any]) -> dict[str, Any]:
     """The Overview's charts, built once per content of their data (a commit that does not change coverage or
-    the funnel, such as a new eval run, rebuilds nothing)."""
+    the funnel, such as a new eval run, rebuilds nothing), at the widths the page draws them."""
     coverage, funnel = fig["coverage"], fig["funnel"]
     out = {}
     if coverage["harnesses"]:
-        out["coverage_bars"] = _chart("coverage_bars", fig["harness"], coverage["union_solved"])
-        out["coverage_upset"] = _chart("coverage_upset", fig["upset"])
+        bars = _chart("coverage_bars", fig["harness"], coverage["union_solved"])
+        out["coverage_bars"] = {**bars, "width": HALF}  # one of two columns
+        out["coverage_upset"] = _chart("coverage_upset", fig["upset"])  # as wide as its intersections
     if funnel["runbooks"] or funnel["executions"]:
-        out["funnel"] = _chart("funnel_chart", fig["funnel_frame"], funnel["expansion_ratio"])
+        out["funnel"] = {
+            **_chart("funnel_chart", fig["funnel_frame"], funnel["expansion_ratio"]),
+            "width": WIDE,
+        }
     return out
 
 

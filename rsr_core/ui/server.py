@@ -1,9 +1,9 @@
 """The studio's server side: what `streamlit run` starts before it serves anyone.
 
 Streamlit serves the studio as an ASGI app (rsr_core/ui/app.py) whose lifespan warms the process up: the
-modules every page imports (pandas, pyarrow, DuckDB, pydantic models, the chart builders), the store
-(opened and migrated), the first page's reads (cached per database state, as a page run would) and, when
-the stored similarity scores are stale, their refresh in the background. The server answers its health check
+modules every page imports (pandas, pyarrow, DuckDB, pydantic models, the chart builders and their
+renderer), the store (opened and migrated), the first page's reads and charts (cached per database state, as
+a page run would) and, when the stored similarity scores are stale, their refresh in the background. The server answers its health check
 only after this, so the first page after a start costs what a later one does; the long-lived heap is then
 frozen out of the garbage collector's sight (see rsr_core/ui/memory.py).
 """
@@ -29,6 +29,7 @@ MODULES = (
     "pandas",
     "pyarrow",
     "rsr_core.charts",
+    "vl_convert",
     "rsr_core.ui.widgets",
     "rsr_core.ui.overview_data",
     "rsr_core.ui.trajectory_views",
@@ -49,9 +50,10 @@ _LOG = logging.getLogger("rsr_core.ui")
 
 def _first_reads() -> None:
     """Open the store for RSR_DB and fill the caches the Overview and the list read first."""
+    from rsr_core import charts
     from rsr_core.analysis.pair_metrics import METRICS
     from rsr_core.settings import Settings
-    from rsr_core.ui import analysis_data, trajectory_views
+    from rsr_core.ui import analysis_data, chart_image, trajectory_views
     from rsr_core.ui.overview_data import overview_charts, overview_figures
     from rsr_core.ui.widgets import _scripted_share, services_for, summary
 
@@ -60,12 +62,15 @@ def _first_reads() -> None:
     if not (counts["tasks"] or sum(counts["trajectories"].values())):
         return
     _scripted_share(ctx)
-    overview_charts(overview_figures(ctx))
+    chart_image.warm_up()
+    for spec in overview_charts(overview_figures(ctx)).values():
+        chart_image.svg(spec)
     trajectory_views._facets(ctx)  # noqa: SLF001 - the list's first read
     if not analysis_data.state(ctx)["current"]:
         analysis_data.background_refresh(ctx)
     elif analysis_data.state(ctx)["pairs"]:  # the Similarity page's first view, as it reads it
-        analysis_data.metric_stats(ctx, METRICS)
+        stats = analysis_data.metric_stats(ctx, METRICS)
+        chart_image.svg(charts.similarity_by_metric(stats, "box"), chart_image.WIDE)
         analysis_data.summary_table(ctx, METRICS)
         tasks = list(analysis_data.task_pairs(ctx)["task_id"])
         analysis_data.grouped_stats(ctx, METRICS[0], "task_id", tuple(tasks[:20]))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import shutil
 from collections.abc import Iterator
@@ -83,3 +84,11 @@ def step_cards(at: AppTest) -> list[dict]:
         for cell in row["cells"]
         for card in cell
     ]
+
+
+def chart_svgs(at: AppTest) -> list[str]:
+    """The SVG text of every chart on the page (rsr_core/ui/chart_image.py draws them as images), in order."""
+    prefix = "data:image/svg+xml;base64,"
+    urls = [image.url for element in at.get("image") for image in element.proto.imgs]
+    assert all(url.startswith(prefix) for url in urls), urls
+    return [base64.b64decode(url.removeprefix(prefix)).decode() for url in urls]

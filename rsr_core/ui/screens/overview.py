@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from rsr_core.ui.chart_image import chart
 from rsr_core.ui.grid import table
 from rsr_core.ui.overview_data import overview_charts, overview_figures
 from rsr_core.ui.widgets import app_services, require_data, scripted_banner, summary
@@ -30,8 +31,10 @@ if require_data(ctx):
             "the verifier never counts as solved"
         )
         left, right = st.columns(2)
-        left.vega_lite_chart(drawn["coverage_bars"], key="coverage_bars", width="stretch")
-        right.vega_lite_chart(drawn["coverage_upset"], key="coverage_upset", width="content")
+        with left:
+            chart(drawn["coverage_bars"])
+        with right:
+            chart(drawn["coverage_upset"])
         table(fig["harness"], key="ov_harness")
     else:
         st.info("No discovery trajectories yet: run `rsr discover` or ingest discovery runs.")
@@ -39,7 +42,7 @@ if require_data(ctx):
     st.subheader("Rewrite funnel")
     funnel = fig["funnel"]
     if funnel["runbooks"] or funnel["executions"]:
-        st.vega_lite_chart(drawn["funnel"], key="funnel", width="stretch")
+        chart(drawn["funnel"])
     else:
         st.info("No rewrite jobs yet: start one on the Rewrite page or with `rsr rewrite`.")
 

@@ -6,6 +6,7 @@ import streamlit as st
 from rsr_core import charts
 from rsr_core.analysis.pair_metrics import METRICS
 from rsr_core.ui import analysis_data as sim
+from rsr_core.ui.chart_image import WIDE, chart
 from rsr_core.ui.grid import table
 from rsr_core.ui.widgets import app_services, md_escape, require_data, scripted_banner
 
@@ -26,9 +27,9 @@ def refresh_progress(ctx) -> None:
         st.rerun()
 
 
-def draw(spec: charts.Spec, key: str) -> None:
-    """A distribution chart: boxes fill the width, violins (a column per group) take the width they need."""
-    st.vega_lite_chart(spec, key=key, width="content" if "facet" in spec else "stretch")
+def draw(spec: charts.Spec) -> None:
+    """A distribution chart: boxes take the page's width, violins (a column per group) the width they need."""
+    chart(spec, None if "facet" in spec else WIDE)
 
 
 st.title("Command similarity of rewrites")
@@ -59,7 +60,7 @@ if require_data(ctx):
     view = st.radio("view", VIEWS, horizontal=True, key="sim_view")
     if view == VIEWS[0]:
         spec = charts.similarity_by_metric(sim.metric_stats(ctx, tuple(chosen)), shape)
-        draw(spec, "by_metric")
+        draw(spec)
         st.stop()
     metric = st.selectbox("metric", chosen, key="sim_metric")
     counts = sim.task_pairs(ctx)
@@ -71,11 +72,11 @@ if require_data(ctx):
             tasks = st.multiselect("tasks", ids, ids[:20], key="sim_tasks")
         stats = sim.grouped_stats(ctx, metric, "task_id", tuple(tasks))
         spec = charts.similarity_by_task(stats, metric, shape)
-        draw(spec, "by_task")
+        draw(spec)
     elif view == VIEWS[2]:
         stats = sim.grouped_stats(ctx, metric, "category")
         spec = charts.similarity_by_category(stats, metric, shape)
-        draw(spec, "by_category")
+        draw(spec)
     else:
         with st.popover(md_escape(f"task: {st.session_state.get('sim_task') or min(ids)}")):
             task = st.selectbox("task (its pairs grouped by runbook)", sorted(ids), key="sim_task")
@@ -84,4 +85,4 @@ if require_data(ctx):
             st.caption(
                 f"{size} trajectories: the heatmap shows a seeded sample of {sim.HEATMAP_TRAJECTORIES}."
             )
-        st.vega_lite_chart(charts.pair_heatmap(pairs, metric, task), key="heatmap", width="content")
+        chart(charts.pair_heatmap(pairs, metric, task))
