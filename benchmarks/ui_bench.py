@@ -166,9 +166,9 @@ def studio(browser, url: str, t: dict[str, str], results: Results, reps: int) ->
     for _ in range(reps):
         probe.load(f"{url}/trajectories")
         results.add("list: search", CLICK, probe.type_enter("f_search", "pytest"))
-        results.add("list: filter (kind)", CLICK, probe.choose("f_kind", "rewrite"))
+        results.add("list: filter (kind)", CLICK, probe.choose("f_kind", "rewrite", popover="f_kind_pop"))
         results.add("list: next page", CLICK, probe.click("list_page", "[data-testid='stNumberInputStepUp']"))
-        results.add("list: sort (steps)", CLICK, probe.choose("list_sort", "steps"))
+        results.add("list: sort (steps)", CLICK, probe.choose("list_sort", "steps", popover="list_sort_pop"))
     # One trajectory, two side by side.
     mid = int(t["longest_steps"]) // 2
     repeat(results, reps, f"deep link: step {mid} of the longest ({t['longest_steps']} steps)", LOAD,

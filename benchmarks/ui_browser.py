@@ -108,8 +108,12 @@ class Probe:
     def key(self, key: str):
         return self.page.locator(f".st-key-{key}")
 
-    def choose(self, key: str, option: str) -> Sample:
-        """Pick `option` in the selectbox `key` by typing it (the time starts at the Enter that selects it)."""
+    def choose(self, key: str, option: str, popover: str | None = None) -> Sample:
+        """Pick `option` in the selectbox `key` by typing it (the time starts at the Enter that selects it),
+        after opening the popover keyed `popover` that holds it."""
+        if popover is not None:
+            self.key(popover).locator("button").first.click()
+            self.key(key).get_by_role("combobox").wait_for(state="visible")
         box = self.key(key).get_by_role("combobox")
         box.scroll_into_view_if_needed()
         box.click()
@@ -133,8 +137,8 @@ class Probe:
 
 
 def chart_sizes(frames: list[bytes | str]) -> list[int]:
-    """Sizes in bytes of the charts (Vega-Lite specs with their data, or plotly figures) in websocket frames,
-    read as the messages Streamlit sends (ForwardMsg protobufs)."""
+    """Sizes in bytes of the charts (Vega-Lite specs with their data, plotly figures, or the studio's charts as
+    SVG images) in websocket frames, read as the messages Streamlit sends (ForwardMsg protobufs)."""
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
     sizes = []
@@ -152,6 +156,8 @@ def chart_sizes(frames: list[bytes | str]) -> list[int]:
         kind = element.WhichOneof("type")
         if kind in ("vega_lite_chart", "plotly_chart"):
             sizes.append(getattr(element, kind).ByteSize())
+        elif kind == "imgs":
+            sizes += [len(i.url) for i in element.imgs.imgs if i.url.startswith("data:image/svg+xml")]
     return sizes
 
 

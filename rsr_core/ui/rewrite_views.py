@@ -105,7 +105,7 @@ def readiness(ctx: AppServices) -> bool:
     else:
         st.info(
             "No model endpoint configured. Set RSR_LLM_BASE_URL (and OPENAI_API_KEY if it needs one) before "
-            "starting the app, enter one below, or use the project's scripted demo model: it replays recorded "
+            "starting the app, enter one under 'model endpoint' below, or use the project's scripted demo model: it replays recorded "
             "answers for the demo tasks, and runs made with it are labelled as scripted."
         )
         if st.button("use the scripted demo model", key="use_scripted"):
@@ -115,6 +115,26 @@ def readiness(ctx: AppServices) -> bool:
             _save(ctx, "endpoint", *(f"model_{role}" for role in DEMO_MODELS))
             st.rerun()
     return ready
+
+
+def endpoint_label() -> str:
+    """What the endpoint popover holds, as its label (read before its fields are drawn in this run)."""
+    state = st.session_state
+    models = " / ".join(str(state.get(f"model_{role}") or "?") for role in DEMO_MODELS)
+    return md_escape(
+        f"model endpoint: {state.get('endpoint') or 'none set'} · planner / critic / executor: {models}"
+    )
+
+
+def settings_label() -> str:
+    """The job settings popover's label: the values of its fields."""
+    state = st.session_state
+    backend = state.get("backend") or "threads"
+    where = f"ray {state.get('ray_address') or '(local)'}" if backend == "ray" else "threads"
+    return md_escape(
+        f"job settings: K {state.get('k')} · M {state.get('m')} · {state.get('rounds')} critic round(s) · "
+        f"gate {state.get('gate')} · {state.get('workers')} worker(s) on {where}"
+    )
 
 
 def endpoint_form(ctx: AppServices) -> tuple[str, str, dict[str, str]]:

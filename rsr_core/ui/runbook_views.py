@@ -71,24 +71,26 @@ def dossier(cur: Cursor, runbook_id: str) -> dict[str, Any] | None:
 
 
 def progress_bars(ctx: AppServices, all_rounds: pd.DataFrame) -> None:
-    """Reviewed / pending in total and per reviewer (`all_rounds`: the whole queue)."""
+    """Reviewed / pending in total and per reviewer (`all_rounds`: the whole queue), drawn by one component
+    (four Streamlit progress bars and their row cost a page load about 40 ms to draw)."""
     p = review_progress(ctx, all_rounds)
     total = p["reviewed"] + p["pending"]
-    st.progress(
-        p["reviewed"] / total if total else 1.0,
-        text=f"reviewed {p['reviewed']} of {total} runbook rounds that need or had a human decision; "
-        f"{p['pending']} waiting for review",
-    )
-    if p["by"]:
-        with st.container(horizontal=True):  # one element for the row (columns are one per column too)
-            for r in p["by"]:
-                st.progress(
-                    r["runbooks"] / total if total else 1.0,
-                    text=md_escape(
-                        f"{r['reviewer']}: {r['runbooks']} runbooks ({r['approvals']} approvals, "
-                        f"{r['rejections']} rejections)"
-                    ),
-                )
+    bars = [
+        {
+            "label": f"reviewed {p['reviewed']} of {total} runbook rounds that need or had a human decision; "
+            f"{p['pending']} waiting for review",
+            "share": p["reviewed"] / total if total else 1.0,
+        },
+        *(
+            {
+                "label": f"{r['reviewer']}: {r['runbooks']} runbooks ({r['approvals']} approvals, "
+                f"{r['rejections']} rejections)",
+                "share": r["runbooks"] / total if total else 1.0,
+            }
+            for r in p["by"]
+        ),
+    ]
+    mount("rsr_core.bars", "bars")(key="rb_progress", data={"bars": bars})
 
 
 def record_reviews(

@@ -68,13 +68,26 @@ def test_every_page_renders_with_the_scripted_data_banner(studio, page):
         shot(page, path or "overview")
 
 
+# The start of a page function reading the page's charts: `charts()` parses every SVG image on the page (the
+# studio's charts are drawn on the server) into a document to query.
+CHARTS = r"""() => {
+  const charts = () => [...document.querySelectorAll('img')]
+    .filter((i) => i.src.startsWith('data:image/svg+xml;base64,'))
+    .map((i) => {
+      const bytes = Uint8Array.from(atob(i.src.split(',')[1]), (c) => c.charCodeAt(0));
+      return new DOMParser().parseFromString(new TextDecoder().decode(bytes), 'image/svg+xml');
+    });"""
+
+
 def test_overview_funnel_has_every_stage_with_the_clis_counts(studio, page):
     funnel = studio.rsr_json("stats", "funnel")
     page.goto(studio.url)
-    shown(page, "Rewrite funnel", "answer transfer")
-    # The chart is drawn as SVG: each bar names its label and count (aria-label), the axis its ticks.
-    read = r"""() => {
-      const chart = [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')].find((c) =>
+    shown(page, "Rewrite funnel")
+    # The chart is an SVG image: each bar names its label and count (aria-label), the axis its ticks.
+    read = (
+        CHARTS
+        + r"""
+      const chart = charts().find((c) =>
         [...c.querySelectorAll('.role-title text')].some((t) => t.textContent.startsWith('Rewrite funnel')));
       if (!chart) return null;
       const bars = {};
@@ -87,6 +100,7 @@ def test_overview_funnel_has_every_stage_with_the_clis_counts(studio, page):
       const ticks = axis ? [...axis.querySelectorAll('.role-axis-label text')].map((e) => e.textContent) : [];
       return Object.keys(bars).length ? {bars, ticks} : null;
     }"""
+    )
     page.wait_for_function(read, timeout=TIMEOUT_MS)
     bars = page.evaluate(read)
     stages = {
@@ -227,15 +241,15 @@ def test_rewrite_form_is_kept_per_database_without_the_key(studio, browser):
     context = browser.new_context(viewport={"width": 1500, "height": 1400})
     page = context.new_page()
     page.goto(f"{studio.url}/rewrite")
-    shown(page, "Sources")
-    page.get_by_label("endpoint (OpenAI-compatible base URL)").fill(endpoint)
-    page.get_by_label("endpoint (OpenAI-compatible base URL)").press("Enter")
-    shown(page, f"Model endpoint in use: {endpoint}")
-    page.get_by_label("planner model").fill(planner)
-    page.get_by_label("planner model").press("Enter")
-    page.get_by_label("API key (blank: OPENAI_API_KEY; never stored)").fill(secret)
-    page.get_by_label("API key (blank: OPENAI_API_KEY; never stored)").press("Enter")
-    shown(page, "Sources")
+    shown(page, "Sources", "model endpoint: none set")
+    _field(page, "rw_endpoint", "endpoint (OpenAI-compatible base URL)").fill(endpoint)
+    _field(page, "rw_endpoint", "endpoint (OpenAI-compatible base URL)").press("Enter")
+    shown(page, f"Model endpoint in use: {endpoint}", f"model endpoint: {endpoint}")
+    _field(page, "rw_endpoint", "planner model").fill(planner)
+    _field(page, "rw_endpoint", "planner model").press("Enter")
+    _field(page, "rw_endpoint", "API key (blank: OPENAI_API_KEY; never stored)").fill(secret)
+    _field(page, "rw_endpoint", "API key (blank: OPENAI_API_KEY; never stored)").press("Enter")
+    shown(page, "Sources", f"planner / critic / executor: {planner} /")
     context.close()
 
     # A new session (another tab, a reload) gets the same choices from the database, not the key.
@@ -244,9 +258,9 @@ def test_rewrite_form_is_kept_per_database_without_the_key(studio, browser):
     page.goto(f"{studio.url}/rewrite")
     body = shown(page, f"Model endpoint in use: {endpoint}")
     assert "No model endpoint configured" not in body
-    assert page.get_by_label("endpoint (OpenAI-compatible base URL)").input_value() == endpoint
-    assert page.get_by_label("planner model").input_value() == planner
-    assert page.get_by_label("API key (blank: OPENAI_API_KEY; never stored)").input_value() == ""
+    assert _field(page, "rw_endpoint", "endpoint (OpenAI-compatible base URL)").input_value() == endpoint
+    assert _field(page, "rw_endpoint", "planner model").input_value() == planner
+    assert _field(page, "rw_endpoint", "API key (blank: OPENAI_API_KEY; never stored)").input_value() == ""
     shot(page, "rewrite-form-kept")
     other.close()
     stored = " ".join(str(v) for row in _query(studio, "SELECT * FROM app_settings") for v in row)
@@ -368,6 +382,20 @@ def test_long_output_is_cut_until_show_all_is_clicked(studio, page, tmp_path):
     shot(page, "long-output-shown-whole", at="line 00450")
 
 
+def _open(page, popover: str, inside):
+    """Open the popover keyed `popover` unless `inside` (a locator of what it holds) is visible already (a
+    popover's widgets are drawn only while it is open); returns `inside`'s first match."""
+    if not inside.count() or not inside.first.is_visible():
+        page.locator(f".st-key-{popover} button").first.click()
+        inside.first.wait_for(state="visible", timeout=TIMEOUT_MS)
+    return inside.first
+
+
+def _field(page, popover: str, label: str):
+    """The field `label` in the popover keyed `popover`, opened first when it is closed."""
+    return _open(page, popover, page.get_by_label(label, exact=True))
+
+
 def _choose(page, label_start: str, option: str) -> None:
     """Pick the first option holding `option` in the selectbox whose label starts with `label_start`."""
     box = page.get_by_role("combobox", name=re.compile("^" + re.escape(label_start))).first
@@ -438,8 +466,12 @@ def test_trajectory_list_sorts_by_any_column_and_shows_time_tokens_and_cost(stud
 
     # Sorted by steps, longest first: the first row is the longest run of the database.
     (longest,) = _query(studio, "SELECT max(n_steps) FROM trajectories")[0]
+    _open(page, "list_sort_pop", page.get_by_role("combobox", name=re.compile("^sort by")))
     _choose(page, "sort by", "steps")
-    page.get_by_text("descending").click()
+    shown(page, "sort by: steps")
+    _open(page, "list_sort_pop", page.locator(".st-key-list_desc label")).click()
+    shown(page, "sort by: steps (descending)")
+    page.keyboard.press("Escape")  # the popover closes
     headers, rows = _grid_when(page, lambda h, r: r and r[0][h.index("steps")] == str(longest))
     steps = [int(r[headers.index("steps")]) for r in rows]
     assert steps[0] == longest and steps == sorted(steps, reverse=True), steps
@@ -582,23 +614,27 @@ def test_a_page_opened_by_its_address_connects_to_the_server_at_once(studio, pag
 
 
 def test_similarity_heatmap_draws_every_stored_pair_of_the_task_in_both_halves(studio, page):
-    """The heatmap (a Vega-Lite chart whose cells name their row and column through a lookup in the browser)
-    draws one cell per stored pair and its mirror, each of a visible size, with the stored score."""
+    """The heatmap (a Vega-Lite chart whose cells name their row and column through a lookup, rendered to an SVG
+    image) draws one cell per stored pair and its mirror, each of a visible size, with the stored score."""
     page.goto(f"{studio.url}/similarity")
     shown(page, "pairwise heatmap of one task")
     page.get_by_text("pairwise heatmap of one task").click()
-    read = r"""() => {
-      const chart = [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')].find((c) =>
+    read = (
+        CHARTS
+        + r"""
+      const chart = charts().find((c) =>
         [...c.querySelectorAll('.role-title text')].some((t) => t.textContent.endsWith('by runbook')));
       if (!chart) return null;
       const cells = [...chart.querySelectorAll('.mark-rect.role-mark path')].map((p) => {
-        const box = p.getBoundingClientRect();
+        // A cell's path: M x,y h width v height h -width Z.
+        const [, width, height] = (p.getAttribute('d') || '').match(/h([\d.]+)v([\d.]+)/) || [0, 0, 0];
         const parts = Object.fromEntries((p.getAttribute('aria-label') || '').split('; ').map((x) => x.split(': ')));
-        return {row: parts.row, column: parts.column, value: parts.exact, width: box.width, height: box.height};
+        return {row: parts.row, column: parts.column, value: parts.exact, width: +width, height: +height};
       });
       const title = chart.querySelector('.role-title text').textContent;
       return cells.length ? {title, cells} : null;
     }"""
+    )
     page.wait_for_function(read, timeout=TIMEOUT_MS)
     drawn = page.evaluate(read)
     task = drawn["title"].split(": ", 1)[1].removesuffix(" by runbook")

@@ -60,7 +60,7 @@ def open_services():
     return _services(Settings.from_env().db_path)
 
 
-def _component_data(at: AppTest, name: str) -> Iterator[tuple[str, dict]]:
+def component_data(at: AppTest, name: str) -> Iterator[tuple[str, dict]]:
     """(element id, data) of every instance of the studio's component `name` on the page, in order."""
     for element in at.get("bidi_component"):
         if element.proto.component_name == name:
@@ -69,7 +69,7 @@ def _component_data(at: AppTest, name: str) -> Iterator[tuple[str, dict]]:
 
 def grid_frame(at: AppTest, key: str) -> pd.DataFrame:
     """The rows the studio's table `key` (rsr_core/ui/grid.py) was given to draw, as text, by column id."""
-    for element_id, data in _component_data(at, "rsr_core.grid"):
+    for element_id, data in component_data(at, "rsr_core.grid"):
         if element_id.endswith(f"-{key}"):
             return pd.DataFrame(data["rows"], columns=data["ids"])
     raise AssertionError(f"no table {key!r} on the page")
@@ -79,7 +79,7 @@ def step_cards(at: AppTest) -> list[dict]:
     """Every step card the page's step views (rsr_core/ui/steps.py) were given to draw, in order."""
     return [
         card
-        for _, data in _component_data(at, "rsr_core.steps")
+        for _, data in component_data(at, "rsr_core.steps")
         for row in data["rows"]
         for cell in row["cells"]
         for card in cell

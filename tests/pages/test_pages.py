@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from rsr_core.models import Step, Trajectory
 from rsr_core.store import pipeline
 from rsr_core.ui.widgets import md_escape
-from tests.pages.conftest import PAGES, chart_svgs, grid_frame, open_services, page, step_cards
+from tests.pages.conftest import (
+    PAGES,
+    chart_svgs,
+    component_data,
+    grid_frame,
+    open_services,
+    page,
+    step_cards,
+)
 
 
 @pytest.mark.parametrize("name", PAGES)
@@ -137,6 +147,11 @@ def test_bulk_review_of_rounds_ticked_in_the_queue(demo_db):
     after = grid_frame(at, "rb_queue").set_index("runbook_id")
     assert {after.loc[rid, "status"] for rid in chosen} == {"human_rejected"}
     assert at.session_state["rb_queue"]["selected"] == []  # the ticks were for that decision
+    # The progress bars count the reviewer's decisions (the reviewer's name is text, never markup).
+    (bars,) = [data["bars"] for _, data in component_data(at, "rsr_core.bars")]
+    reviewed, total = map(int, re.match(r"reviewed (\d+) of (\d+) ", bars[0]["label"]).groups())
+    assert reviewed >= 3 and bars[0]["share"] == reviewed / total
+    assert {"label": "dana: 3 runbooks (0 approvals, 3 rejections)", "share": bars[1]["share"]} in bars[1:]
 
 
 def test_trajectory_content_is_text_never_html(demo_db):

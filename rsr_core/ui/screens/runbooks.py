@@ -42,13 +42,17 @@ if require_data(ctx):
     progress_bars(ctx, all_rbs)
     counts = all_rbs["status"].value_counts().to_dict()
     c = st.columns([2, 2, 1], vertical_alignment="bottom")
-    status = c[0].selectbox(
-        "status",
-        [None, *STATUSES],
-        key="rb_status",
-        format_func=lambda s: "all" if s is None else f"{s} ({counts.get(s, 0)})",
-    )
-    # Up to thousands of task ids: in a popover, whose select box the browser draws only when it is opened.
+    # The filters' select boxes in popovers labelled with the choice: the browser draws a popover's widgets
+    # only when it is opened (up to thousands of task ids; a select box costs a page load ~15-20 ms to draw).
+    with c[0].popover(
+        f"status: {st.session_state.get('rb_status') or 'all'}", width="stretch", key="rb_status_pop"
+    ):
+        status = st.selectbox(
+            "status",
+            [None, *STATUSES],
+            key="rb_status",
+            format_func=lambda s: "all" if s is None else f"{s} ({counts.get(s, 0)})",
+        )
     with c[1].popover(md_escape(f"task: {st.session_state.get('rb_task') or 'all tasks'}"), width="stretch"):
         task = st.selectbox(
             "task",
