@@ -105,8 +105,9 @@ def readiness(ctx: AppServices) -> bool:
     else:
         st.info(
             "No model endpoint configured. Set RSR_LLM_BASE_URL (and OPENAI_API_KEY if it needs one) before "
-            "starting the app, enter one under 'model endpoint' below, or use the project's scripted demo model: it replays recorded "
-            "answers for the demo tasks, and runs made with it are labelled as scripted."
+            "starting the app, enter one under 'model endpoint' below, or use the project's scripted demo "
+            "model: it replays recorded answers for the demo tasks, and runs made with it are labelled as "
+            "scripted."
         )
         if st.button("use the scripted demo model", key="use_scripted"):
             st.session_state["endpoint"] = ctx.start_scripted_demo()
