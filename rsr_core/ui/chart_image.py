@@ -48,16 +48,20 @@ def _render(spec_json: str) -> str:
     return str(vl_convert.vegalite_to_svg(json.loads(spec_json), config=THEME))
 
 
-def svg(spec: Spec, width: int | None = None) -> str:
-    """The chart of `spec` as SVG text; `width` (px) replaces a width the spec leaves to its container."""
-    if width is not None and spec.get("width", "container") == "container":
+COMPOSED = ("facet", "concat", "hconcat", "vconcat")  # specs whose parts have widths of their own
+
+
+def svg(spec: Spec, width: int = WIDE) -> str:
+    """The chart of `spec` as SVG text; a chart that leaves its width to its container is `width` px wide (the
+    page's, unless told), one composed of parts (facets, concatenations) as wide as its parts."""
+    if spec.get("width", "container") == "container" and not any(k in spec for k in COMPOSED):
         spec = {**spec, "width": width}
     return _render(json.dumps(spec, sort_keys=True, default=str))
 
 
-def chart(spec: Spec, width: int | None = None) -> None:
+def chart(spec: Spec) -> None:
     """Draw the chart of `spec` (see `svg`) as an image at its own size (narrower when its column is)."""
-    st.image(svg(spec, width))
+    st.image(svg(spec))
 
 
 def warm_up() -> None:

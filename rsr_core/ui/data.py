@@ -69,6 +69,10 @@ def _cursor(db_path: str) -> Any:
     return nullcontext(cur)
 
 
+_PREFETCHING = threading.Lock()  # held by the one prefetch under way, and by a write in a run
+PREFETCH_WAIT_S = 1.0
+
+
 @contextmanager
 def write_in_run(ctx: AppServices) -> Iterator[Cursor]:
     """One write transaction on this run's use of the database, which the reads after it share (one opening of
@@ -87,10 +91,6 @@ def write_in_run(ctx: AppServices) -> Iterator[Cursor]:
     finally:
         if quiet:
             _PREFETCHING.release()
-
-
-_PREFETCHING = threading.Lock()  # held by the one prefetch under way, and by a write in a run
-PREFETCH_WAIT_S = 1.0
 
 
 def background_priority() -> None:

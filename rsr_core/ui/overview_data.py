@@ -8,7 +8,7 @@ import streamlit as st
 
 from rsr_core.analysis.coverage import funnel_frame, harness_frame, upset_frame
 from rsr_core.store import analysis_queries, app_queries, pipeline, queries
-from rsr_core.ui.chart_image import HALF, WIDE
+from rsr_core.ui.chart_image import HALF
 from rsr_core.ui.data import Cursor, cached
 
 
@@ -37,10 +37,7 @@ def overview_charts(fig: dict[str, Any]) -> dict[str, Any]:
         out["coverage_bars"] = {**bars, "width": HALF}  # one of two columns
         out["coverage_upset"] = _chart("coverage_upset", fig["upset"])  # as wide as its intersections
     if funnel["runbooks"] or funnel["executions"]:
-        out["funnel"] = {
-            **_chart("funnel_chart", fig["funnel_frame"], funnel["expansion_ratio"]),
-            "width": WIDE,
-        }
+        out["funnel"] = _chart("funnel_chart", fig["funnel_frame"], funnel["expansion_ratio"])  # page-wide
     return out
 
 

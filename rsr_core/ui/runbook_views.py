@@ -138,6 +138,11 @@ def record_submitted(ctx: AppServices) -> None:
     st.session_state["review_done"] = f"{verb} {len(runbook_ids)} runbook(s) as {reviewer}"
 
 
+def open_round(runbook_id: str) -> None:
+    """Show the round `runbook_id` below the queue (from this run on)."""
+    st.session_state[FOCUS] = runbook_id
+
+
 def next_pending(pending: list[str], current: str | None) -> str | None:
     """The round "next pending" opens: the first pending one after `current` (by id), else the first."""
     after = [r for r in pending if current is None or r > current]

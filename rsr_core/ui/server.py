@@ -3,9 +3,9 @@
 Streamlit serves the studio as an ASGI app (rsr_core/ui/app.py) whose lifespan warms the process up: the
 modules every page imports (pandas, pyarrow, DuckDB, pydantic models, the chart builders and their
 renderer), the store (opened and migrated), the first page's reads and charts (cached per database state, as
-a page run would) and, when the stored similarity scores are stale, their refresh in the background. The server answers its health check
-only after this, so the first page after a start costs what a later one does; the long-lived heap is then
-frozen out of the garbage collector's sight (see rsr_core/ui/memory.py).
+a page run would) and, when the stored similarity scores are stale, their refresh in the background. The
+server answers its health check only after this, so the first page after a start costs what a later one does;
+the long-lived heap is then frozen out of the garbage collector's sight (see rsr_core/ui/memory.py).
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ def _first_reads() -> None:
         analysis_data.background_refresh(ctx)
     elif analysis_data.state(ctx)["pairs"]:  # the Similarity page's first view, as it reads it
         stats = analysis_data.metric_stats(ctx, METRICS)
-        chart_image.svg(charts.similarity_by_metric(stats, "box"), chart_image.WIDE)
+        chart_image.svg(charts.similarity_by_metric(stats, "box"))
         analysis_data.summary_table(ctx, METRICS)
         tasks = list(analysis_data.task_pairs(ctx)["task_id"])
         analysis_data.grouped_stats(ctx, METRICS[0], "task_id", tuple(tasks[:20]))

@@ -7,7 +7,6 @@ page of turns; only the rows of the page are read from the store.
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -21,7 +20,7 @@ from rsr_core.ui.data import Cursor, cached
 from rsr_core.ui.grid import clear, grid
 from rsr_core.ui.steps import show_steps
 from rsr_core.ui.views import turn_spans
-from rsr_core.ui.widgets import md_escape, money_column
+from rsr_core.ui.widgets import md_escape, money_column, select_in_popover
 
 STEPS_PER_PAGE = 25
 TURNS_PER_PAGE = 8
@@ -101,26 +100,15 @@ def _any(value: str | None) -> str:
 FACET_KEYS = {"task_id": "f_task", "category": "f_category", "harness": "f_harness", "kind": "f_kind"}
 
 
-def _facet(col: Any, name: str, values: list[str]) -> str | None:
-    """One facet's filter: a popover (key `<widget key>_pop`) labelled with the choice, holding its select box."""
-    key, label = FACET_KEYS[name], name.removesuffix("_id")
-    with col.popover(
-        md_escape(f"{label}: {_any(st.session_state.get(key))}"), width="stretch", key=f"{key}_pop"
-    ):
-        return st.selectbox(label, [None, *values], key=key, format_func=_any)
-
-
 def list_filters(ctx: AppServices) -> app_queries.ListFilter:
     """Filter widgets (stable keys) -> the list filter."""
     facets = _facets(ctx)
     with st.container(border=True):
         c = st.columns([2, 1, 1, 1, 1], vertical_alignment="bottom")
         search = c[0].text_input("search commands, messages and observations", key="f_search")
-        # Each facet's select box in a popover labelled with its choice: the browser draws a popover's widgets
-        # only when it is opened (a select box costs a page load ~15-20 ms to draw, a popover ~2 ms).
         task, category, harness, kind = (
-            _facet(col, name, facets[name])
-            for col, name in zip(c[1:], ("task_id", "category", "harness", "kind"), strict=True)
+            select_in_popover(col, name.removesuffix("_id"), [None, *facets[name]], key, format_func=_any)
+            for col, (name, key) in zip(c[1:], FACET_KEYS.items(), strict=True)
         )
         more = [k for k in MORE_FILTERS if st.session_state.get(k, "any") != "any"]
         # In a popover: the browser mounts its widgets only when it is opened (each costs tens of ms to draw).

@@ -13,13 +13,14 @@ from rsr_core.ui.runbook_views import (
     STATUSES,
     dossier,
     next_pending,
+    open_round,
     progress_bars,
     queue,
     record_submitted,
     review_form,
     runbook_detail,
 )
-from rsr_core.ui.widgets import app_services, md_escape, require_data, scripted_banner
+from rsr_core.ui.widgets import app_services, md_escape, require_data, scripted_banner, select_in_popover
 
 QUEUE_ROWS = 50  # rounds drawn per page of the queue (the queue itself may hold thousands)
 QUEUE_COLUMNS = ["runbook_id", "status", "task_id", "variant", "round", "critic_verdict", "flags", "review",
@@ -42,24 +43,20 @@ if require_data(ctx):
     progress_bars(ctx, all_rbs)
     counts = all_rbs["status"].value_counts().to_dict()
     c = st.columns([2, 2, 1], vertical_alignment="bottom")
-    # The filters' select boxes in popovers labelled with the choice: the browser draws a popover's widgets
-    # only when it is opened (up to thousands of task ids; a select box costs a page load ~15-20 ms to draw).
-    with c[0].popover(
-        f"status: {st.session_state.get('rb_status') or 'all'}", width="stretch", key="rb_status_pop"
-    ):
-        status = st.selectbox(
-            "status",
-            [None, *STATUSES],
-            key="rb_status",
-            format_func=lambda s: "all" if s is None else f"{s} ({counts.get(s, 0)})",
-        )
-    with c[1].popover(md_escape(f"task: {st.session_state.get('rb_task') or 'all tasks'}"), width="stretch"):
-        task = st.selectbox(
-            "task",
-            [None, *sorted(all_rbs["task_id"].unique())],
-            key="rb_task",
-            format_func=lambda t: "all tasks" if t is None else t,
-        )
+    status = select_in_popover(
+        c[0],
+        "status",
+        [None, *STATUSES],
+        "rb_status",
+        format_func=lambda s: "all" if s is None else f"{s} ({counts.get(s, 0)})",
+    )
+    task = select_in_popover(
+        c[1],
+        "task",
+        [None, *sorted(all_rbs["task_id"].unique())],
+        "rb_task",
+        format_func=lambda t: "all tasks" if t is None else t,
+    )
     rows = all_rbs if status is None and task is None else queue(ctx, status, task)  # one read, not two
     pending = list(all_rbs.loc[all_rbs["status"] == "pending_review", "runbook_id"])
     if c[2].button(f"next pending ({len(pending)})", key="rb_next_btn", disabled=not pending):
@@ -78,7 +75,7 @@ if require_data(ctx):
         height=420,
         wrap=("flags",),
         open_column="runbook_id",
-        on_open=lambda rid: st.session_state.__setitem__(FOCUS, rid),
+        on_open=open_round,
     )
     # A popover: its widgets are drawn in the browser only when it is opened.
     with st.popover(f"bulk review ({len(ticked)} ticked)"):

@@ -6,9 +6,9 @@ import streamlit as st
 from rsr_core import charts
 from rsr_core.analysis.pair_metrics import METRICS
 from rsr_core.ui import analysis_data as sim
-from rsr_core.ui.chart_image import WIDE, chart
+from rsr_core.ui.chart_image import chart
 from rsr_core.ui.grid import table
-from rsr_core.ui.widgets import app_services, md_escape, require_data, scripted_banner
+from rsr_core.ui.widgets import app_services, md_escape, require_data, scripted_banner, select_in_popover
 
 VIEWS = ("by metric", "per task", "per category", "pairwise heatmap of one task")
 
@@ -25,11 +25,6 @@ def refresh_progress(ctx) -> None:
                     f"{job.total or '?'}")  # fmt: skip
     else:
         st.rerun()
-
-
-def draw(spec: charts.Spec) -> None:
-    """A distribution chart: boxes take the page's width, violins (a column per group) the width they need."""
-    chart(spec, None if "facet" in spec else WIDE)
 
 
 st.title("Command similarity of rewrites")
@@ -60,7 +55,7 @@ if require_data(ctx):
     view = st.radio("view", VIEWS, horizontal=True, key="sim_view")
     if view == VIEWS[0]:
         spec = charts.similarity_by_metric(sim.metric_stats(ctx, tuple(chosen)), shape)
-        draw(spec)
+        chart(spec)  # boxes as wide as the page, violins (a column per group) as wide as they need
         st.stop()
     metric = st.selectbox("metric", chosen, key="sim_metric")
     counts = sim.task_pairs(ctx)
@@ -72,14 +67,15 @@ if require_data(ctx):
             tasks = st.multiselect("tasks", ids, ids[:20], key="sim_tasks")
         stats = sim.grouped_stats(ctx, metric, "task_id", tuple(tasks))
         spec = charts.similarity_by_task(stats, metric, shape)
-        draw(spec)
+        chart(spec)
     elif view == VIEWS[2]:
         stats = sim.grouped_stats(ctx, metric, "category")
         spec = charts.similarity_by_category(stats, metric, shape)
-        draw(spec)
+        chart(spec)
     else:
-        with st.popover(md_escape(f"task: {st.session_state.get('sim_task') or min(ids)}")):
-            task = st.selectbox("task (its pairs grouped by runbook)", sorted(ids), key="sim_task")
+        task = select_in_popover(
+            st, "task (its pairs grouped by runbook)", sorted(ids), "sim_task", name="task", width="content"
+        )
         pairs, size = sim.heatmap_pairs(ctx, task, metric)
         if size > sim.HEATMAP_TRAJECTORIES:
             st.caption(
