@@ -21,6 +21,14 @@ COVERAGE_MEASURES = {
     "unique_solved": "solved by no other",
 }
 WHOLE = {"format": ",d", "tickMinStep": 1}  # count axes tick whole numbers only (no 0.5 tasks)
+TICKS = 6  # at most, on a count axis
+
+
+def _whole(top: int) -> Spec:
+    """A count axis up to `top`: Vega leaves out `tickMinStep` when it sizes the tick count to the axis's
+    length, and a short range ticked 0, 0.5, 1, 1.5, 2 reads "0 1 1 2 2"; a tick count no larger than the range
+    keeps every tick whole."""
+    return {**WHOLE, "tickCount": max(1, min(TICKS, top))}
 
 
 def _bars_with_counts(encoding: Spec, count: str, **label: Any) -> list[Spec]:
@@ -46,7 +54,8 @@ def coverage_bars(harness: pd.DataFrame, union_solved: int | None = None) -> Spe
     ]
     order = list(COVERAGE_MEASURES.values())
     x = {"field": "harness", "type": "nominal", "title": None, "axis": {"labelAngle": 0}}
-    y = {"field": "tasks", "type": "quantitative", "title": "tasks", "axis": WHOLE}
+    top = max((v["tasks"] for v in values), default=0)
+    y = {"field": "tasks", "type": "quantitative", "title": "tasks", "axis": _whole(top)}
     offset = {"field": "measure", "sort": order}
     color = {"field": "measure", "sort": order, "title": None, "legend": {"orient": "bottom"}}
     layers = _bars_with_counts({"x": x, "xOffset": offset, "y": y, "color": color}, "tasks", dy=-6)
@@ -100,7 +109,7 @@ def coverage_upset(upset: pd.DataFrame, harnesses: Sequence[str] | None = None) 
                             "field": "tasks",
                             "type": "quantitative",
                             "title": "tasks solved by exactly these",
-                            "axis": WHOLE,
+                            "axis": _whole(max((b["tasks"] for b in bars), default=0)),
                         },
                         "tooltip": [{"field": "harnesses"}, {"field": "tasks", "format": ",d"}],
                     },

@@ -163,3 +163,23 @@ def test_charts_render_on_the_server_as_svg_with_their_labels_escaped():
     box = chart_image.svg(charts.similarity_by_metric(group_stats(_long(pairs, "exact", None))))
     fills = dict(re.findall(r'aria-roledescription="(tick|point)"[^>]*?fill="([^"]+)"', box))
     assert fills == {"tick": "black", "point": "white"}, fills
+
+
+def test_count_axes_tick_whole_numbers_only_on_short_ranges():
+    """Vega sizes an axis's tick count to its length and then ignores `tickMinStep`: a range of two tasks was
+    ticked 0, 0.5, 1, 1.5, 2 and read "0 1 1 2 2"."""
+    import re
+
+    from rsr_core.ui import chart_image
+
+    def axis_labels(svg: str) -> list[list[str]]:
+        groups = re.findall(r'class="mark-text role-axis-label"(.*?)</g>', svg, flags=re.S)
+        return [re.findall(r">([^<]*)</text>", g) for g in groups]
+
+    outcomes = pd.DataFrame({"harness": ["a", "a"], "task_id": ["t1", "t2"], "solved": [True, True]})
+    assert ["0", "1", "2"] in axis_labels(
+        chart_image.svg(count_charts.coverage_upset(coverage.upset_frame(outcomes)))
+    )
+    stats = {"harnesses": {"a": {"attempted_tasks": 2, "solved_tasks": 1, "unique_solved": 0}}}
+    bars = chart_image.svg(count_charts.coverage_bars(coverage.harness_frame(stats), 1), chart_image.HALF)
+    assert ["0", "1", "2"] in axis_labels(bars)
