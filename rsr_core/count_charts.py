@@ -54,7 +54,7 @@ def coverage_bars(harness: pd.DataFrame, union_solved: int | None = None) -> Spe
     ]
     order = list(COVERAGE_MEASURES.values())
     x = {"field": "harness", "type": "nominal", "title": None, "axis": {"labelAngle": 0}}
-    top = max((v["tasks"] for v in values), default=0)
+    top = int(harness[list(COVERAGE_MEASURES)].to_numpy().max()) if len(harness) else 0
     y = {"field": "tasks", "type": "quantitative", "title": "tasks", "axis": _whole(top)}
     offset = {"field": "measure", "sort": order}
     color = {"field": "measure", "sort": order, "title": None, "legend": {"orient": "bottom"}}
@@ -109,7 +109,7 @@ def coverage_upset(upset: pd.DataFrame, harnesses: Sequence[str] | None = None) 
                             "field": "tasks",
                             "type": "quantitative",
                             "title": "tasks solved by exactly these",
-                            "axis": _whole(max((b["tasks"] for b in bars), default=0)),
+                            "axis": _whole(int(upset["tasks"].max()) if len(upset) else 0),
                         },
                         "tooltip": [{"field": "harnesses"}, {"field": "tasks", "format": ",d"}],
                     },
