@@ -24,6 +24,7 @@ from rsr_core.store.columns import (
     trajectory_from_rows,
 )
 from rsr_core.store.export_queries import SELECTED_SQL, read_trajectories, selection_params
+from rsr_core.store.sql import sibling
 
 CHUNK_ROWS = 2048
 MAX_MISALIGNED = 50
@@ -87,7 +88,7 @@ def stream_selected(
 ) -> Iterator[Trajectory]:
     """The selected trajectories (those not left out), whole, in storage order."""
     params = selection_params(kinds, task_ids, include_direct_terminus, training, include_scripted)
-    cursors = [cur.cursor() for _ in range(4)]  # each stream keeps its result open; `cur` serves fallbacks
+    cursors = [sibling(cur) for _ in range(4)]  # each stream keeps its result open; `cur` serves fallbacks
     try:
         order = _selected_order(cursors[0], params)
         metas = _Rows(

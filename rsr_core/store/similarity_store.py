@@ -32,7 +32,11 @@ FROM ({PASSED_REWRITES_SQL.format(task_clause="")}) GROUP BY task_id
 def available(cur: duckdb.DuckDBPyConnection) -> bool:
     """Whether the database has the stored-similarity tables (an older one opened read-only has not)."""
     return bool(
-        scalar(cur, "SELECT count(*) FROM information_schema.tables WHERE table_name = 'similarity_tasks'")
+        scalar(
+            cur,
+            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'similarity_tasks' "
+            "AND table_catalog = current_database()",
+        )
     )
 
 

@@ -22,6 +22,15 @@ def scalar(cur: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = 
     return row[0] if row else None
 
 
+def sibling(cur: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
+    """Another cursor on `cur`'s database, in the same catalog (a new cursor starts in its instance's default
+    catalog, and a store's file is attached beside it, `host.py`)."""
+    catalog = str(scalar(cur, "SELECT current_database()"))
+    other = cur.cursor()
+    other.execute('USE "' + catalog.replace('"', '""') + '"')
+    return other
+
+
 @contextmanager
 def registered(cur: duckdb.DuckDBPyConnection, name: str, table: Any) -> Iterator[str]:
     """Expose an Arrow table to SQL under `name` for the duration of the block.

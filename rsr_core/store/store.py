@@ -18,6 +18,7 @@ import pyarrow as pa
 from rsr_core.errors import RsrError
 from rsr_core.models import Task, Trajectory
 from rsr_core.store import columns, queries
+from rsr_core.store.host import Attachment, attach
 from rsr_core.store.migrations import LATEST_VERSION, MIGRATIONS
 from rsr_core.store.sql import one, registered, scalar
 
@@ -55,13 +56,13 @@ def _holder(message: str) -> str:
     return f"PID {pid}" + (f" ({cmd[:120]})" if cmd else "")
 
 
-def connect(path: str | os.PathLike[str], read_only: bool = False) -> duckdb.DuckDBPyConnection:
-    """Open a DuckDB file, turning DuckDB's lock error into a clear `StoreBusyError`."""
+def connect(path: str | os.PathLike[str], read_only: bool = False) -> Attachment:
+    """Open a DuckDB file (attach it to the process's DuckDB instance, `host.py`), turning DuckDB's lock error
+    into a clear `StoreBusyError`. `cursor()` reads and writes it, `close()` lets it go."""
     path = str(path)
-    if path != ":memory:":
-        _check_path(path, read_only)
+    _check_path(path, read_only)
     try:
-        return duckdb.connect(path, read_only=read_only)
+        return attach(path, read_only)
     except duckdb.IOException as exc:
         if "lock" in str(exc).lower():
             pid = _LOCK_PID.search(str(exc))
@@ -129,7 +130,7 @@ class Store:
         self.read_only = read_only
         self.wait_s = wait_s
         self.on_wait = on_wait
-        self._con: duckdb.DuckDBPyConnection | None = None
+        self._con: Attachment | None = None
         self._users = 0
         self._held: list[duckdb.DuckDBPyConnection] = []
         self._lock = threading.RLock()
@@ -141,7 +142,7 @@ class Store:
             self.migrate()
 
     # -- connection -----------------------------------------------------------------------------
-    def _open(self) -> duckdb.DuckDBPyConnection:
+    def _open(self) -> Attachment:
         deadline = time.monotonic() + self.wait_s
         delay, told = 0.01, False
         while True:
@@ -156,7 +157,7 @@ class Store:
             time.sleep(delay)
             delay = min(delay * 2, 0.2)
 
-    def _acquire(self) -> duckdb.DuckDBPyConnection:
+    def _acquire(self) -> duckdb.DuckDBPyConnection | Attachment:
         with self._lock:
             if self._pinned is not None:
                 return self._pinned
@@ -206,6 +207,12 @@ class Store:
                 raise
             cur.execute("COMMIT")
 
+    @contextmanager
+    def exclusive(self) -> Iterator[None]:
+        """No other thread of this process writes within this block (this thread's transactions may)."""
+        with self._write_lock:
+            yield
+
     def cursor(self) -> duckdb.DuckDBPyConnection:
         """A cursor that keeps the database open until `close()` (tests and one-shot scripts; commands and pages
         use `reading()` so that the file is not held)."""
@@ -228,7 +235,9 @@ class Store:
         """Latest applied migration (0 for an empty database)."""
         with self.reading() as cur:
             exists = scalar(
-                cur, "SELECT count(*) FROM information_schema.tables WHERE table_name = 'schema_migrations'"
+                cur,
+                "SELECT count(*) FROM information_schema.tables WHERE table_name = 'schema_migrations' "
+                "AND table_catalog = current_database()",  # other files may be attached beside this one
             )
             if not exists:
                 return 0
