@@ -139,21 +139,51 @@ def counts_by_kind_harness(cur: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     ).fetch_df()
 
 
+_QUEUE_SQL = """
+    WITH f AS (SELECT runbook_id, count(*) AS flags FROM critic_flags GROUP BY ALL)
+    SELECT s.runbook_id, s.status, s.task_id, s.variant, s.round, s.critic_verdict,
+           coalesce(f.flags, 0) AS flags,
+           s.review, s.last_reviewer, s.reviews, s.source_trajectory_id, s.job_id, r.created_at
+    FROM runbook_status s JOIN runbooks r USING (runbook_id) LEFT JOIN f USING (runbook_id)
+    WHERE {where}
+    ORDER BY CASE s.status WHEN 'pending_review' THEN 0 ELSE 1 END, s.task_id, s.variant, s.round, s.runbook_id
+"""
+_QUEUE_ORDER = ["task_id", "variant", "round", "runbook_id"]  # after pending-first, as _QUEUE_SQL sorts
+
+
 def runbook_queue(
     cur: duckdb.DuckDBPyConnection, status: str | None = None, task_id: str | None = None
 ) -> pd.DataFrame:
     """Runbook rounds with their status (the `runbook_status` view): critic_pending, critic_rejected,
     pending_review, approved or human_rejected; pending review first."""
-    sql = """
-        WITH f AS (SELECT runbook_id, count(*) AS flags FROM critic_flags GROUP BY ALL)
-        SELECT s.runbook_id, s.status, s.task_id, s.variant, s.round, s.critic_verdict,
-               coalesce(f.flags, 0) AS flags,
-               s.review, s.last_reviewer, s.reviews, s.source_trajectory_id, s.job_id, r.created_at
-        FROM runbook_status s JOIN runbooks r USING (runbook_id) LEFT JOIN f USING (runbook_id)
-        WHERE (? IS NULL OR s.status = ?) AND (? IS NULL OR s.task_id = ?)
-        ORDER BY CASE s.status WHEN 'pending_review' THEN 0 ELSE 1 END, s.task_id, s.variant, s.round
-    """
-    return cur.execute(sql, [status, status, task_id, task_id]).fetch_df()
+    where = "(? IS NULL OR s.status = ?) AND (? IS NULL OR s.task_id = ?)"
+    return cur.execute(_QUEUE_SQL.format(where=where), [status, status, task_id, task_id]).fetch_df()
+
+
+_REVIEWED = ["status", "review", "last_reviewer", "reviews"]  # what a review changes in a queue row
+
+
+def queue_after_reviews(
+    cur: duckdb.DuckDBPyConnection, queue: pd.DataFrame, runbook_ids: list[str]
+) -> pd.DataFrame:
+    """The whole queue (`runbook_queue(cur)`, as read before these rounds were reviewed) with what the reviews
+    changed in their rows read again (status, latest review and reviewer, count) and the rows in the order
+    `runbook_queue` sorts them: what it reads now, for a few rows' worth of reading and no sort in SQL."""
+    changed = cur.execute(
+        f"SELECT runbook_id, {', '.join(_REVIEWED)} FROM runbook_status WHERE list_contains(?, runbook_id)",
+        [runbook_ids],
+    ).fetchall()
+    out = queue.copy()
+    rows = pd.Index(out["runbook_id"]).get_indexer([r[0] for r in changed])
+    columns = [list(out.columns).index(c) for c in _REVIEWED]
+    for row, (_, *values) in zip(rows, changed, strict=True):
+        if row >= 0:  # a round not in the queue when it was read is not in it now either (reviews add none)
+            for column, value in zip(columns, values, strict=True):
+                out.iat[row, column] = value
+    pending_last = (out["status"] != "pending_review").tolist()
+    keys = list(zip(pending_last, *(out[c].tolist() for c in _QUEUE_ORDER), strict=True))
+    order = sorted(range(len(out)), key=keys.__getitem__)  # nearly sorted already: one pass
+    return out.iloc[order].reset_index(drop=True)
 
 
 def rewrites_with_status(cur: duckdb.DuckDBPyConnection, column: str, value: str) -> pd.DataFrame:

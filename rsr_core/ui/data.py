@@ -13,8 +13,9 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager, nullcontext
-from typing import Any, TypeVar
+from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar, cast
 
 import duckdb
 import streamlit as st
@@ -22,6 +23,7 @@ import streamlit as st
 from rsr_core.ui.context import AppServices
 
 R = TypeVar("R")
+R_co = TypeVar("R_co", covariant=True)
 _LOG = logging.getLogger("rsr_core.ui")
 _QUERIES: dict[str, Callable[..., Any]] = {}
 
@@ -45,8 +47,9 @@ _RUN = threading.local()
 @contextmanager
 def one_use_per_run() -> Iterator[None]:
     """Within this block (one script run of the app), the reads of every cache miss share one use of the
-    database, opened at the first miss and let go at the end: opening the file costs tens of ms at paper
-    scale, and after another process's commit every read of a page misses."""
+    database, opened at the first miss and let go at the end: opening the file (attaching it, `host.py`) costs
+    ~5 ms at paper scale and letting it go as much again, and after another process's commit every read of a
+    page misses."""
     _RUN.stack = ExitStack()
     try:
         yield
@@ -73,21 +76,53 @@ _PREFETCHING = threading.Lock()  # held by the one prefetch under way, and by a 
 PREFETCH_WAIT_S = 1.0
 
 
+@dataclass
+class Written:
+    """A write in this run (`write_in_run`) and what it leaves the page's cached reads."""
+
+    ctx: AppServices
+    carried: list[tuple[Cached[Any], tuple[Any, ...], Any]] = field(default_factory=list)
+
+    def transaction(self) -> AbstractContextManager[Cursor]:
+        """The write: one transaction on the run's use of the file."""
+        return self.ctx.store.transaction()
+
+    def carry(self, read: Cached[R], *args: Any, value: R) -> None:
+        """After the write, `read(ctx, *args)` gives `value` (the writer knows how its write changed it)."""
+        self.carried.append((read, args, value))
+
+    def keep(self, read: Cached[R], *args: Any) -> R:
+        """`read(ctx, *args)` as it is before the write, which does not change it (carried to after it)."""
+        value = read(self.ctx, *args)
+        self.carry(read, *args, value=value)
+        return value
+
+
 @contextmanager
-def write_in_run(ctx: AppServices) -> Iterator[Cursor]:
-    """One write transaction on this run's use of the database, which the reads after it share (one opening of
-    the file, not one for the write and one for the reads). The write is checkpointed at once: closing the
-    file at the end of the run would otherwise checkpoint it then and change the file's signature again, and
-    the reads cached after the write would all miss on the next run. A checkpoint is refused while another
-    thread of the process reads or writes the file, so a prefetch under way is waited for (briefly) and none
-    starts meanwhile; a job's threads may still be in the way, and then closing the file checkpoints."""
+def write_in_run(ctx: AppServices) -> Iterator[Written]:
+    """A write on this run's use of the database, which the reads around it share (one opening of the file,
+    not one for the write and one for the reads). Inside the block, cached reads give the state before the
+    write, `transaction()` writes, and what the writer `carry`s or `keep`s is cached for the state after it, so
+    the page reads only what the write changed and the writer could not work out: the file is held by this run
+    (no other process opens it) and no other thread of the process writes meanwhile, so the file changes by this
+    write alone.
+
+    The write is checkpointed at once: closing the file at the end of the run would otherwise checkpoint it then
+    and change the file's signature again, and the reads cached after the write would all miss on the next run.
+    A checkpoint is refused while another thread of the process reads or writes the file, so a prefetch under
+    way is waited for (briefly) and none starts meanwhile; a job's threads may still be in the way, and then
+    closing the file checkpoints."""
     quiet = _PREFETCHING.acquire(timeout=PREFETCH_WAIT_S)
+    path = ctx.settings.db_path
     try:
-        with _cursor(ctx.settings.db_path) as shared:
-            with ctx.store.transaction() as cur:
-                yield cur
+        with _cursor(path) as shared, ctx.store.exclusive():
+            written = Written(ctx)
+            yield written
             with contextlib.suppress(duckdb.Error):
                 shared.execute("CHECKPOINT")
+            after = db_signature(path)
+            for read, args, value in written.carried:
+                _run(read.name, path, after, args, {}, _value=value)
     finally:
         if quiet:
             _PREFETCHING.release()
@@ -119,13 +154,35 @@ def prefetch(fn: Callable[..., Any], ctx: AppServices, *args: Any) -> None:
     threading.Thread(target=work, name="prefetch", daemon=True).start()
 
 
+_READ: Any = object()
+
+
 @st.cache_data(show_spinner=False, max_entries=1000)
-def _run(name: str, db_path: str, signature: tuple, args: tuple, kwargs: dict[str, Any]) -> Any:
+def _run(
+    name: str, db_path: str, signature: tuple, args: tuple, kwargs: dict[str, Any], _value: Any = _READ
+) -> Any:
+    """The read `name` of the database in the state `signature`; `_value` (not part of the key: Streamlit
+    leaves arguments named with a leading underscore out) is its result when a write worked it out."""
+    if _value is not _READ:
+        return _value
     with _cursor(db_path) as cur:
         return _QUERIES[name](cur, *args, **kwargs)
 
 
-def cached(fn: Callable[..., R]) -> Callable[..., R]:
+class Cached(Protocol[R_co]):
+    """A read of the database cached per database state: `read(ctx, *args)`; `read.query(cur, *args)` is the
+    read itself (uncached, on a cursor), `read.name` its key."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def query(self) -> Callable[..., R_co]: ...
+
+    def __call__(self, ctx: AppServices, *args: Any, **kwargs: Any) -> R_co: ...
+
+
+def cached(fn: Callable[..., R]) -> Cached[R]:
     """`fn(cur, *args)` -> `f(ctx, *args)`, cached per database state (arguments must be hashable values)."""
     name = f"{fn.__module__}.{fn.__qualname__}"
     _QUERIES[name] = fn
@@ -135,7 +192,8 @@ def cached(fn: Callable[..., R]) -> Callable[..., R]:
         path = ctx.settings.db_path
         return _run(name, path, db_signature(path), args, kwargs)
 
-    return call
+    call.name, call.query = name, fn  # type: ignore[attr-defined]
+    return cast(Cached[R], call)
 
 
 Cursor = duckdb.DuckDBPyConnection

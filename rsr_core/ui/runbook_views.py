@@ -16,7 +16,7 @@ from rsr_core.ui.component import mount
 from rsr_core.ui.context import AppServices
 from rsr_core.ui.data import Cursor, cached, write_in_run
 from rsr_core.ui.grid import clear, table
-from rsr_core.ui.widgets import md_escape, page_link
+from rsr_core.ui.widgets import frame_reads, md_escape, page_link
 
 STATUSES = ["pending_review", "approved", "critic_rejected", "human_rejected", "critic_pending"]
 assert set(STATUSES) == set(RUNBOOK_STATUSES)
@@ -29,9 +29,21 @@ FORM_FOR = "review_form_for"  # the round that form was last drawn for
 
 
 @cached
-def queue(cur: Cursor, status: str | None = None, task_id: str | None = None) -> pd.DataFrame:
-    """Runbook rounds with their status (`runbook_status`), pending review first."""
-    return app_queries.runbook_queue(cur, status, task_id)
+def queue(cur: Cursor) -> pd.DataFrame:
+    """Every runbook round with its status (`runbook_status`), pending review first."""
+    return app_queries.runbook_queue(cur)
+
+
+def queue_rows(rounds: pd.DataFrame, status: str | None, task_id: str | None) -> pd.DataFrame:
+    """The rounds of the queue (`queue(ctx)`) with this status and task (None: any), in the queue's order."""
+    if status is None and task_id is None:
+        return rounds
+    keep = pd.Series(True, index=rounds.index)
+    if status is not None:
+        keep &= rounds["status"] == status
+    if task_id is not None:
+        keep &= rounds["task_id"] == task_id
+    return rounds[keep].reset_index(drop=True)
 
 
 @cached
@@ -93,16 +105,51 @@ def progress_bars(ctx: AppServices, all_rounds: pd.DataFrame) -> None:
     mount("rsr_core.bars", "bars")(key="rb_progress", data={"bars": bars})
 
 
+def _dossier_after_review(
+    cur: Cursor, before: dict[str, Any], runbook_id: str, rounds: pd.DataFrame
+) -> dict[str, Any]:
+    """`dossier(runbook_id)` after a review of that round (`before`: as it was; `rounds`: the queue after it):
+    the same rounds and flags, a new status and history, and its executions read again when it has any (their
+    human_rejected and kept follow the review)."""
+    status = rounds.loc[rounds["runbook_id"] == runbook_id, "status"]
+    executions = before["executions"]
+    if not executions.empty:
+        executions = app_queries.rewrites_of_runbooks(cur, [r.runbook_id for r, _ in before["rounds"]])
+    return {
+        **before,
+        "status": status.iloc[0] if len(status) else pipeline.runbook_status_of(cur, runbook_id),
+        "reviews": pipeline.reviews_of(cur, runbook_id),
+        "executions": executions,
+    }
+
+
 def record_reviews(
-    ctx: AppServices, runbook_ids: list[str], decision: str, reviewer: str, reason: str
+    ctx: AppServices,
+    runbook_ids: list[str],
+    decision: str,
+    reviewer: str,
+    reason: str,
+    shown: str | None = None,
 ) -> None:
     """Append one review per runbook (one transaction, on the run's use of the database); reviews are never
-    replaced, the latest decides."""
-    with write_in_run(ctx) as cur:
-        for rid in runbook_ids:
-            pipeline.insert_review(
-                cur, Review(runbook_id=rid, decision=decision, reviewer=reviewer, reason=reason)
-            )
+    replaced, the latest decides. What the Runbooks page reads next is worked out from what it was and what the
+    review changed: the queue with these rounds read again, the progress, the round `shown` (its status and
+    history); the counts of every page's frame do not change."""
+    with write_in_run(ctx) as written:
+        rounds = queue(ctx)  # as the form was drawn from (cached)
+        seen = dossier(ctx, shown) if shown in runbook_ids else None
+        for read in frame_reads():
+            written.keep(read)
+        with written.transaction() as cur:
+            for rid in runbook_ids:
+                pipeline.insert_review(
+                    cur, Review(runbook_id=rid, decision=decision, reviewer=reviewer, reason=reason)
+                )
+            rounds = app_queries.queue_after_reviews(cur, rounds, runbook_ids)
+            written.carry(queue, value=rounds)
+            written.carry(reviewers, value=reviewers.query(cur))
+            if seen is not None and shown is not None:
+                written.carry(dossier, shown, value=_dossier_after_review(cur, seen, shown, rounds))
 
 
 def _submit(ctx: AppServices, runbook_ids: list[str], key: str, decision: str) -> None:
@@ -128,7 +175,7 @@ def record_submitted(ctx: AppServices) -> None:
         return
     runbook_ids, decision, reviewer, reason = submitted
     try:
-        record_reviews(ctx, runbook_ids, decision, reviewer, reason)
+        record_reviews(ctx, runbook_ids, decision, reviewer, reason, shown=st.session_state.get(FOCUS))
     except StoreBusyError as exc:
         st.error(
             md_escape(f"the decision was not recorded (submit it again when the database is free): {exc}")

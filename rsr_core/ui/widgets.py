@@ -13,7 +13,7 @@ import streamlit as st
 
 from rsr_core.store import StoreBusyError, queries
 from rsr_core.ui.context import AppServices, build_app_services
-from rsr_core.ui.data import Cursor, cached
+from rsr_core.ui.data import Cached, Cursor, cached
 
 _PUNCT = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~:$&\"'=^%@/,;?])")
 
@@ -69,6 +69,12 @@ def _summary(cur: Cursor) -> dict:
 def _scripted_share(cur: Cursor) -> tuple[int, int]:
     row = cur.execute("SELECT count(*) FILTER (WHERE scripted), count(*) FROM trajectories").fetchone()
     return (int(row[0]), int(row[1])) if row else (0, 0)
+
+
+def frame_reads() -> tuple[Cached[Any], ...]:
+    """The reads of every page's frame (`require_data`, `scripted_banner`): counts of tasks, trajectories, steps
+    and commands, which a review does not change."""
+    return (_summary, _scripted_share)
 
 
 def summary(ctx: AppServices) -> dict:

@@ -1,19 +1,23 @@
-"""How often the review queue opens the database, in runs of the studio's own navigation script (one use of
-the file per run, as the server runs it): a recorded review and the reads after it share one opening and the
-next run needs none, and "next pending" shows a round read ahead in the background without opening it."""
+"""How often the review queue opens and reads the database, in runs of the studio's own navigation script (one
+use of the file per run, as the server runs it): a recorded review and the reads after it share one opening,
+the queue is not read again whole after it (the reviewed rounds are) and the next run needs none, and "next
+pending" shows a round read ahead in the background without opening it."""
 
 from __future__ import annotations
 
 import gc
 import threading
 
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from rsr_core.models import Review
 from rsr_core.store import Store, app_queries, pipeline
 from rsr_core.store import store as store_module
+from rsr_core.ui.grid import cell
 from rsr_core.ui.server import NAVIGATION
-from tests.pages.conftest import grid_frame
+from tests.pages.conftest import component_data, grid_frame
 
 
 @pytest.fixture
@@ -85,3 +89,73 @@ def test_next_pending_shows_a_round_read_ahead_without_opening_the_database(demo
     assert at.session_state["rb_focus"] == second.runbook_id
     assert second.runbook_id in at.subheader[0].value.replace("\\", "")
     assert opens == []  # its rounds, flags, reviews and executions were read while the first was shown
+
+
+@pytest.fixture
+def queue_reads(monkeypatch) -> list[tuple]:
+    """Every whole read of the review queue (the real query still runs)."""
+    calls: list[tuple] = []
+    real = app_queries.runbook_queue
+
+    def counting(cur, *args):
+        calls.append(args)
+        return real(cur, *args)
+
+    monkeypatch.setattr(app_queries, "runbook_queue", counting)
+    return calls
+
+
+def test_after_a_review_the_page_shows_what_a_fresh_read_shows_without_reading_the_queue_again(
+    demo_db, opens, queue_reads
+):
+    at = _runbooks()
+    pending = at.session_state["rb_focus"]
+    at.text_input(key="reviewer_focus").input("erin")
+    at.text_input(key="reason_focus").input("leaks the expected output")
+    _prefetched()
+    queue_reads.clear()
+    at.button(key="FormSubmitter:review_focus-reject (1)").click().run()
+    assert not at.exception
+    assert queue_reads == []  # the reviewed round was read again, not the whole queue
+    with Store(demo_db).reading() as cur:
+        fresh = app_queries.runbook_queue(cur)
+        history = pipeline.reviews_of(cur, pending)
+        reviewed = cur.execute("SELECT count(DISTINCT runbook_id) FROM reviews").fetchone()[0]
+    queue_reads.clear()  # this test's own read
+    shown = grid_frame(at, "rb_queue")
+    assert list(shown["runbook_id"]) == list(
+        fresh["runbook_id"]
+    )  # the order too: pending first, then by task
+    assert shown.to_dict("records") == fresh[list(shown.columns)].map(cell).to_dict("records")
+    assert fresh.loc[fresh["runbook_id"] == pending, "status"].item() == "human_rejected"
+    assert "human\\_rejected" in at.subheader[0].value
+    assert [r.reviewer for r in history] == ["erin"]
+    assert grid_frame(at, "rb_reviews")["reason"].tolist() == ["leaks the expected output"]
+    ((_, progress),) = component_data(at, "rsr_core.bars")
+    labels = [bar["label"] for bar in progress["bars"]]
+    assert labels[0].startswith(f"reviewed {reviewed} of ")  # the review progress, read in the same write
+    assert "erin: 1 runbooks (0 approvals, 1 rejections)" in labels
+    opens.clear()
+    at.run()
+    assert opens == [] and queue_reads == []  # what the review left in the cache is what the next run reads
+
+
+@pytest.mark.parametrize(
+    "decisions",
+    [
+        {"rb-f03c289a4490-r1": "approve"},  # pending -> approved, moves below every pending round
+        {"rb-9976ee94dd4f-r1": "reject", "rb-04e280b288c0-r1": "approve"},  # approved <-> rejected
+        {"rb-6368f83214dd-r1": "approve", "rb-e8e0f69df509-r1": "reject", "rb-missing": "approve"},
+    ],
+)
+def test_the_queue_after_reviews_is_the_queue_read_whole(demo_db, decisions):
+    store = Store(demo_db)
+    with store.reading() as cur:
+        before = app_queries.runbook_queue(cur)
+    with store.transaction() as cur:
+        for rid, decision in decisions.items():
+            pipeline.insert_review(cur, Review(runbook_id=rid, decision=decision, reviewer="q", reason=""))
+        patched = app_queries.queue_after_reviews(cur, before, list(decisions))
+        whole = app_queries.runbook_queue(cur)
+    assert not whole.equals(before)
+    pd.testing.assert_frame_equal(patched, whole)

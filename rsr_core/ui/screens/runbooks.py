@@ -16,6 +16,7 @@ from rsr_core.ui.runbook_views import (
     open_round,
     progress_bars,
     queue,
+    queue_rows,
     record_submitted,
     review_form,
     runbook_detail,
@@ -57,7 +58,7 @@ if require_data(ctx):
         "rb_task",
         format_func=lambda t: "all tasks" if t is None else t,
     )
-    rows = all_rbs if status is None and task is None else queue(ctx, status, task)  # one read, not two
+    rows = queue_rows(all_rbs, status, task)
     pending = list(all_rbs.loc[all_rbs["status"] == "pending_review", "runbook_id"])
     if c[2].button(f"next pending ({len(pending)})", key="rb_next_btn", disabled=not pending):
         current = st.session_state.get(FOCUS) or st.query_params.get("runbook")
