@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import tempfile
 import threading
 from dataclasses import dataclass, field
 
@@ -44,6 +45,12 @@ def _host() -> _Host:
         _INHERITED.append(_STATE)
         _STATE = _Host(pid=os.getpid())
     return _STATE
+
+
+def _spill_directory() -> str:
+    """Where DuckDB spills what does not fit in memory: an in-memory instance would use `.tmp` in the current
+    directory (an instance of a file used `<file>.tmp`); one directory per process in the system's."""
+    return os.path.join(tempfile.gettempdir(), f"rsr-duckdb-{os.getuid()}-{os.getpid()}")
 
 
 def _quoted(text: str) -> str:
@@ -85,7 +92,7 @@ def attach(path: str, read_only: bool) -> Attachment:
         found = host.files.get(key)
         if found is None:
             if host.con is None:
-                host.con = duckdb.connect(":memory:")
+                host.con = duckdb.connect(":memory:", config={"temp_directory": _spill_directory()})
             alias = f"rsr_{next(host.aliases)}"
             mode = ", READ_ONLY" if read_only else ""
             host.con.execute(f'ATTACH {_quoted(key)} AS "{alias}" (TYPE DUCKDB{mode})')

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import multiprocessing
+import os
 import subprocess
 import sys
+import tempfile
 
 import duckdb
 import pytest
@@ -41,6 +43,13 @@ def test_a_file_is_attached_while_used_and_let_go_after(tmp_path):
         assert scalar(cur, "SELECT count(*) FROM trajectories") == 0
     assert str(path) not in attached()
     assert _other_process_opens(path).returncode == 0
+
+
+def test_spills_go_to_a_directory_of_the_process_not_the_current_one(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with Store(tmp_path / "s.duckdb").reading() as cur:
+        spill = scalar(cur, "SELECT current_setting('temp_directory')")
+    assert spill.startswith(tempfile.gettempdir()) and str(os.getpid()) in spill
 
 
 def test_two_files_in_one_process_see_only_their_own_tables(tmp_path):
