@@ -88,7 +88,8 @@ class Written:
         return self.ctx.store.transaction()
 
     def carry(self, read: Cached[R], *args: Any, value: R) -> None:
-        """After the write, `read(ctx, *args)` gives `value` (the writer knows how its write changed it)."""
+        """After the write, `read(ctx, *args)` gives `value` (the writer knows how its write changed it; a read
+        called with keyword arguments is another key and is not carried)."""
         self.carried.append((read, args, value))
 
     def keep(self, read: Cached[R], *args: Any) -> R:
