@@ -60,6 +60,8 @@ def connect(path: str | os.PathLike[str], read_only: bool = False) -> Attachment
     """Open a DuckDB file (attach it to the process's DuckDB instance, `host.py`), turning DuckDB's lock error
     into a clear `StoreBusyError`. `cursor()` reads and writes it, `close()` lets it go."""
     path = str(path)
+    if path == ":memory:":
+        raise ValueError("an in-memory database is Store(':memory:'), not a file to attach")
     _check_path(path, read_only)
     try:
         return attach(path, read_only)

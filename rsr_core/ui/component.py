@@ -14,13 +14,14 @@ _MOUNTS: dict[str, Callable[..., Any]] = {}
 
 
 def mount(name: str, asset: str) -> Callable[..., Any]:
-    """The mount command of the component `name`, whose code is assets/`asset`.js and .css. Not style-isolated:
+    """The mount command of the component `name`, whose code is assets/`asset`.js (after assets/common.js, the
+    helpers every component shares) and .css. Not style-isolated:
     what it draws is part of the page (the browser's search, anchors found by id, text-reading tools)."""
     if name not in _MOUNTS or get_bidi_component_manager().get(name) is None:
         assets = resources.files("rsr_core.ui") / "assets"
         _MOUNTS[name] = st.components.v2.component(
             name,
-            js=(assets / f"{asset}.js").read_text(),
+            js=(assets / "common.js").read_text() + (assets / f"{asset}.js").read_text(),
             css=(assets / f"{asset}.css").read_text(),
             isolate_styles=False,
         )

@@ -138,6 +138,11 @@ def list_filters(ctx: AppServices) -> app_queries.ListFilter:
     )
 
 
+def _sort_name(column: str | None) -> str:
+    """A sort choice as the list names it (None: its default order)."""
+    return "task, kind, harness" if column is None else OPTIONAL.get(column, column)
+
+
 def trajectory_list(ctx: AppServices) -> None:
     """The filtered list, sorted by any column, with the columns the reader chose; select to open or compare."""
     f = list_filters(ctx)
@@ -151,15 +156,11 @@ def trajectory_list(ctx: AppServices) -> None:
             format_func=lambda c: OPTIONAL.get(c, c),
         )
     order = st.session_state.get("list_sort")
-    name = "task, kind, harness" if order is None else OPTIONAL.get(order, order)
     arrow = " (descending)" if order is not None and st.session_state.get("list_desc") else ""
-    with c[1].popover(md_escape(f"sort by: {name}{arrow}"), width="stretch", key="list_sort_pop"):
-        sort = st.selectbox(
-            "sort by",
-            [None, *ALWAYS, *OPTIONAL],
-            key="list_sort",
-            format_func=lambda s: "task, kind, harness" if s is None else OPTIONAL.get(s, s),
-        )
+    with c[1].popover(
+        md_escape(f"sort by: {_sort_name(order)}{arrow}"), width="stretch", key="list_sort_pop"
+    ):
+        sort = st.selectbox("sort by", [None, *ALWAYS, *OPTIONAL], key="list_sort", format_func=_sort_name)
         descending = st.toggle("descending", key="list_desc", disabled=sort is None)
     total = _count(ctx, f)
     pages = max(1, math.ceil(total / ROWS_PER_PAGE))

@@ -3,12 +3,7 @@
 // Streamlit progress bar was one (and a row of them one more); redrawn in place on every run.
 export default function (component) {
   const { data, parentElement } = component;
-  let root = parentElement.querySelector(".rsr-bars");
-  if (!root) {
-    root = document.createElement("div");
-    root.className = "rsr-bars";
-    parentElement.appendChild(root);
-  }
+  const root = componentRoot(parentElement, "rsr-bars");
   const rows = [data.bars.slice(0, 1), data.bars.slice(1)];
   rows.forEach((bars, i) => {
     const row = root.children[i] || root.appendChild(document.createElement("div"));

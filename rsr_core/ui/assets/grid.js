@@ -74,12 +74,7 @@ function fill(tr, cells, r, data, pick, selected, send, openRow) {
 
 export default function (component) {
   const { data, parentElement, setStateValue, setTriggerValue } = component;
-  let root = parentElement.querySelector(".rsr-grid");
-  if (!root) {
-    root = document.createElement("div");
-    root.className = "rsr-grid";
-    parentElement.appendChild(root);
-  }
+  const root = componentRoot(parentElement, "rsr-grid");
   const selected = new Set(data.selected || []);
   const pick = data.select !== "none";
   const send = () => setStateValue("selected", Array.from(selected));

@@ -37,11 +37,6 @@ function round(r) {
 
 export default function (component) {
   const { data, parentElement } = component;
-  let root = parentElement.querySelector(".rsr-rounds");
-  if (!root) {
-    root = document.createElement("div");
-    root.className = "rsr-rounds";
-    parentElement.appendChild(root);
-  }
+  const root = componentRoot(parentElement, "rsr-rounds");
   root.replaceChildren(...data.rounds.map(round));
 }

@@ -32,12 +32,7 @@ function card(step, showAll) {
 
 export default function (component) {
   const { data, parentElement, setStateValue } = component;
-  let root = parentElement.querySelector(".rsr-steps");
-  if (!root) {
-    root = document.createElement("div");
-    root.className = "rsr-steps";
-    parentElement.appendChild(root);
-  }
+  const root = componentRoot(parentElement, "rsr-steps");
   const full = new Set(data.full || []);
   const showAll = (id) => {
     full.add(id);
