@@ -125,7 +125,10 @@ def select_in_popover(
     """A select box in a popover (key `<key>_pop`, in `where`: st or a column) labelled `<name>: <choice>`
     (`name`: `label` unless told). The browser draws a popover's widgets only when it is opened: a select box
     costs a page load 15-20 ms to draw, and thousands of options more; a popover about 2 ms."""
-    choice = format_func(st.session_state.get(key, options[0] if options else None))
+    current = st.session_state.get(key)
+    # A choice kept from an earlier run that is no longer an option (the options follow another choice): the
+    # select box falls back to the first option, and so does the label.
+    choice = format_func(current if current in options else (options[0] if options else None))
     with where.popover(md_escape(f"{name or label}: {choice}"), width=width, key=f"{key}_pop"):
         return st.selectbox(label, options, key=key, format_func=format_func)
 

@@ -298,8 +298,12 @@ def test_diff_says_why_a_rewrite_was_not_kept_wraps_and_opens_side_by_side_here(
     )[0]
     page.goto(f"{studio.url}/diff")
     shown(page, "Command diff", "exact overlap")
+    _open(page, "diff_source_pop", page.get_by_role("combobox", name=re.compile("^source trajectory")))
     _choose(page, "source trajectory", source)
+    page.keyboard.press("Escape")  # the popover closes
+    _open(page, "diff_rewrite_pop", page.get_by_role("combobox", name=re.compile("^rewrite \\(")))
     _choose(page, "rewrite (", rid)
+    page.keyboard.press("Escape")
     body = shown(page, "not kept: ")
     assert "answer transfer" in body
     shot(page, "diff-not-kept")

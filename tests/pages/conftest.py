@@ -75,6 +75,14 @@ def grid_frame(at: AppTest, key: str) -> pd.DataFrame:
     raise AssertionError(f"no table {key!r} on the page")
 
 
+def figure_values(at: AppTest, key: str) -> dict[str, str]:
+    """label -> value of the row of figures `key` (rsr_core/ui/figures.py) on the page."""
+    for element_id, data in component_data(at, "rsr_core.figures"):
+        if element_id.endswith(f"-{key}"):
+            return {f["label"]: f["value"] for f in data["figures"]}
+    raise AssertionError(f"no figures {key!r} on the page")
+
+
 def step_cards(at: AppTest) -> list[dict]:
     """Every step card the page's step views (rsr_core/ui/steps.py) were given to draw, in order."""
     return [

@@ -13,6 +13,7 @@ from tests.pages.conftest import (
     PAGES,
     chart_svgs,
     component_data,
+    figure_values,
     grid_frame,
     open_services,
     page,
@@ -39,12 +40,20 @@ def test_loading_the_demo_from_an_empty_database(empty_db):
     at = page("overview")
     at.button(key="load_demo").click().run()
     assert not at.exception
-    assert [m.value for m in at.metric][:2] == ["8", "24"]
+    assert list(figure_values(at, "ov_counts").values())[:2] == ["8", "24"]
 
 
 def test_overview_figures(demo_db):
     at = page("overview")
-    assert [m.value for m in at.metric][:3] == ["8", "24", "47"]
+    counts = figure_values(at, "ov_counts")
+    assert list(counts) == [
+        "tasks",
+        "discovery trajectories",
+        "rewrite trajectories",
+        "eval trajectories",
+        "steps",
+    ]
+    assert list(counts.values())[:3] == ["8", "24", "47"]
     bars, upset, funnel = chart_svgs(at)  # drawn on the server: no chart library in the browser
     assert "Coverage per harness" in bars and "union solved" in bars
     assert "Overlap of solved tasks per harness" in upset
@@ -295,3 +304,23 @@ def test_a_review_needs_a_reviewer(demo_db):
     at.button(key="FormSubmitter:review_focus-reject (1)").click().run()
     assert [e.value for e in at.error] == ["a reviewer name is required"]
     assert pipeline.reviews_of(open_services().store.cursor(), rid) == []
+
+
+def test_the_diff_shows_the_overlap_figures_of_the_pair_chosen(demo_db):
+    from rsr_core.store import queries
+    from rsr_core.ui.views import pair_figures
+
+    at = page("diff")
+    assert not at.exception, at.exception
+    shown = []
+    for source in at.selectbox(key="diff_source").options[:3]:
+        at.selectbox(key="diff_source").set_value(source).run()
+        assert not at.exception, at.exception
+        source_id, rewrite_id = at.selectbox(key="diff_source").value, at.selectbox(key="diff_rewrite").value
+        with open_services().store.reading() as cur:
+            a = queries.commands_of_trajectory(cur, source_id)
+            b = queries.commands_of_trajectory(cur, rewrite_id)
+        expected = {f"{m} overlap": f"{v:.3f}" for m, v in pair_figures(a, b).items()}
+        assert figure_values(at, "diff_figures") == expected
+        shown.append(expected)
+    assert len({tuple(f.values()) for f in shown}) > 1  # the figures follow the choice

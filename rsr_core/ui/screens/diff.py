@@ -6,10 +6,18 @@ import math
 import streamlit as st
 
 from rsr_core.ui.diff_data import DIFF_ROWS, diff_of, rewrites_of, sources
+from rsr_core.ui.figures import figures
 from rsr_core.ui.grid import table
 from rsr_core.ui.trajectory_views import not_kept_reasons
 from rsr_core.ui.views import diff_counts, diff_frame
-from rsr_core.ui.widgets import app_services, md_escape, page_link, require_data, scripted_banner
+from rsr_core.ui.widgets import (
+    app_services,
+    md_escape,
+    page_link,
+    require_data,
+    scripted_banner,
+    select_in_popover,
+)
 
 st.title("Command diff: source vs rewrite")
 ctx = app_services()
@@ -23,8 +31,9 @@ if require_data(ctx):
         str(r.trajectory_id): f"{r.task_id} · {r.harness} · {r.trajectory_id} ({r.rewrites} rewrites)"
         for r in found.itertuples()
     }
-    source_id = st.selectbox(
-        "source trajectory", list(labels), format_func=lambda t: labels[t], key="diff_source"
+    # Hundreds of sources: in a popover, whose list the browser draws only when it is opened.
+    source_id = select_in_popover(
+        st, "source trajectory", list(labels), "diff_source", format_func=labels.__getitem__, name="source"
     )
     rewrites = rewrites_of(ctx, source_id)
     rlabels = {
@@ -32,21 +41,21 @@ if require_data(ctx):
         f"{'kept' if r['kept'] else 'not kept'}"
         for r in rewrites
     }
-    rewrite_id = st.selectbox(
+    rewrite_id = select_in_popover(
+        st,
         f"rewrite ({len(rlabels)} of this source)",
         list(rlabels),
-        format_func=lambda t: rlabels[t],
-        key="diff_rewrite",
+        "diff_rewrite",
+        format_func=rlabels.__getitem__,
+        name="rewrite",
     )
     status = next(r for r in rewrites if r["trajectory_id"] == rewrite_id)
     if status["kept"]:
         st.success("kept for training")
     else:
         st.warning(md_escape("not kept: " + "; ".join(not_kept_reasons(status))))
-    rows, figures = diff_of(ctx, source_id, rewrite_id)
-    cols = st.columns(len(figures))
-    for col, (metric, value) in zip(cols, figures.items(), strict=True):
-        col.metric(f"{metric} overlap", f"{value:.3f}")
+    rows, overlap = diff_of(ctx, source_id, rewrite_id)
+    figures({f"{metric} overlap": f"{value:.3f}" for metric, value in overlap.items()}, key="diff_figures")
     counts = diff_counts(rows)
     st.caption(
         f"{counts['equal']} equal · {counts['delete']} only in the source (red) · {counts['insert']} only in "

@@ -7,6 +7,7 @@ from rsr_core.export.models import FORMATS, ExportFilters, as_format
 from rsr_core.export.service import export
 from rsr_core.outputs import OutputError
 from rsr_core.ui.export_views import archive_bytes, default_out, left_out_frame, plan_of, task_ids
+from rsr_core.ui.figures import figures
 from rsr_core.ui.grid import table
 from rsr_core.ui.widgets import app_services, md_escape, require_data, scripted_banner
 
@@ -22,11 +23,11 @@ def show_preview(ctx, filters: ExportFilters) -> bool:
         return current
     if not current and not error:
         st.caption("counted before the latest change of the data; counting again…")
-    m = st.columns(4)
-    m[0].metric("selected", plan.selected)
-    m[1].metric("would be exported", plan.exported)
-    m[2].metric("exact duplicates dropped", plan.duplicates)
-    m[3].metric("left out", plan.left_out.total)
+    shown = {"selected": plan.selected, "would be exported": plan.exported}
+    figures(
+        {**shown, "exact duplicates dropped": plan.duplicates, "left out": plan.left_out.total},
+        key="ex_figures",
+    )
     table(left_out_frame(plan), key="left_out")
     return current
 

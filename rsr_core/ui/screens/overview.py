@@ -3,6 +3,7 @@
 import streamlit as st
 
 from rsr_core.ui.chart_image import chart
+from rsr_core.ui.figures import figures
 from rsr_core.ui.grid import table
 from rsr_core.ui.overview_data import overview_charts, overview_figures
 from rsr_core.ui.widgets import app_services, require_data, scripted_banner, summary
@@ -12,11 +13,10 @@ ctx = app_services()
 if require_data(ctx):
     scripted_banner(ctx)
     counts = summary(ctx)
-    cols = st.columns(5)
-    cols[0].metric("tasks", counts["tasks"])
-    for col, kind in zip(cols[1:4], ("discovery", "rewrite", "eval"), strict=True):
-        col.metric(f"{kind} trajectories", counts["trajectories"][kind])
-    cols[4].metric("steps", f"{counts['steps']:,}")
+    trajectories = {
+        f"{kind} trajectories": counts["trajectories"][kind] for kind in ("discovery", "rewrite", "eval")
+    }
+    figures({"tasks": counts["tasks"], **trajectories, "steps": counts["steps"]}, key="ov_counts")
     fig = overview_figures(ctx)
     coverage = fig["coverage"]
     drawn = overview_charts(fig)
