@@ -3,7 +3,8 @@
 A MutationObserver (installed before any page script) records the time of the last DOM change and counts the
 app's script runs (`data-test-script-state` of `stApp` going from running to notRunning). An action's time is
 from the action until the last DOM change once the run it caused has finished and nothing changed for QUIET_MS;
-a page load's is from navigation start. Bytes received on the app's websocket are counted per action, and the
+a page load's is from navigation start. Changes to what a screen reader is told (live regions drawn 1 px wide)
+are not counted as drawing. Bytes received on the app's websocket are counted per action, and the
 charts sent are measured by reading those frames as Streamlit's messages.
 """
 
@@ -21,7 +22,17 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--d
 OBSERVER = """
 (() => {
   const r = window.__rsr = {last: performance.now(), runs: 0, state: null};
+  // What a screen reader is told (a select box's "5 options available", cleared on a timer of its own seconds
+  // later) lives in a live region drawn 1 px wide: changes there are not drawing.
+  const spoken = (m) => {
+    const el = m.target.nodeType === 1 ? m.target : m.target.parentElement;
+    const live = el && el.closest('[aria-live]');
+    if (!live) return false;
+    const box = live.getBoundingClientRect();
+    return box.width <= 1 || box.height <= 1;
+  };
   new MutationObserver((records) => {
+    if (records.every(spoken)) return;
     r.last = performance.now();
     for (const m of records) {
       // Each record keeps the value it replaced: a run that starts and ends between two callbacks still counts.
