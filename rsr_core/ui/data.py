@@ -74,6 +74,7 @@ def _cursor(db_path: str) -> Any:
 
 _PREFETCHING = threading.Lock()  # held by the one prefetch under way, and by a write in a run
 PREFETCH_WAIT_S = 1.0
+PREFETCH_DELAY_S = 0.3  # how long a prefetch waits after the run that asked for it
 
 
 @dataclass
@@ -138,12 +139,14 @@ def background_priority() -> None:
 
 def prefetch(fn: Callable[..., Any], ctx: AppServices, *args: Any) -> None:
     """Fill the cache of the read `fn(ctx, *args)` (a `cached` function) in a background thread at the lowest
-    priority, for what the next click will most likely show; one prefetch at a time in the process (a run
-    that finds one under way starts none). A cached value makes it return at once."""
-    if not _PREFETCHING.acquire(blocking=False):
-        return
+    priority, for what the next click will most likely show; one prefetch at a time in the process (one that
+    finds another under way does nothing). It starts PREFETCH_DELAY_S after the run that asked for it, so that
+    it does not share the cores with sending and drawing that run (the server's threads and the browser); a
+    cached value makes it return at once."""
 
     def work() -> None:
+        if not _PREFETCHING.acquire(blocking=False):
+            return
         background_priority()
         try:
             fn(ctx, *args)
@@ -152,7 +155,9 @@ def prefetch(fn: Callable[..., Any], ctx: AppServices, *args: Any) -> None:
         finally:
             _PREFETCHING.release()
 
-    threading.Thread(target=work, name="prefetch", daemon=True).start()
+    timer = threading.Timer(PREFETCH_DELAY_S, work)
+    timer.name, timer.daemon = "prefetch", True
+    timer.start()
 
 
 _READ: Any = object()
