@@ -23,9 +23,13 @@ def show_preview(ctx, filters: ExportFilters) -> bool:
         return current
     if not current and not error:
         st.caption("counted before the latest change of the data; counting again…")
-    shown = {"selected": plan.selected, "would be exported": plan.exported}
     figures(
-        {**shown, "exact duplicates dropped": plan.duplicates, "left out": plan.left_out.total},
+        {
+            "selected": plan.selected,
+            "would be exported": plan.exported,
+            "exact duplicates dropped": plan.duplicates,
+            "left out": plan.left_out.total,
+        },
         key="ex_figures",
     )
     table(left_out_frame(plan), key="left_out")
