@@ -298,12 +298,14 @@ def test_diff_says_why_a_rewrite_was_not_kept_wraps_and_opens_side_by_side_here(
     )[0]
     page.goto(f"{studio.url}/diff")
     shown(page, "Command diff", "exact overlap")
-    _open(page, "diff_source_pop", page.get_by_role("combobox", name=re.compile("^source trajectory")))
-    _choose(page, "source trajectory", source)
-    page.keyboard.press("Escape")  # the popover closes
-    _open(page, "diff_rewrite_pop", page.get_by_role("combobox", name=re.compile("^rewrite \\(")))
-    _choose(page, "rewrite (", rid)
-    page.keyboard.press("Escape")
+    for popover, label, option in (
+        ("diff_source_pop", "source trajectory", source),
+        ("diff_rewrite_pop", "rewrite (", rid),
+    ):
+        box = page.get_by_role("combobox", name=re.compile("^" + re.escape(label)))
+        _open(page, popover, box)
+        _choose(page, label, option)
+        _close(page, box)  # it would cover the next picker
     body = shown(page, "not kept: ")
     assert "answer transfer" in body
     shot(page, "diff-not-kept")
@@ -393,6 +395,16 @@ def _open(page, popover: str, inside):
         page.locator(f".st-key-{popover} button").first.click()
         inside.first.wait_for(state="visible", timeout=TIMEOUT_MS)
     return inside.first
+
+
+def _close(page, inside) -> None:
+    """Close the open popover that holds `inside` (Escape, again if a select box in it took the first one)."""
+    for _ in range(5):
+        if not inside.count() or not inside.first.is_visible():
+            return
+        page.keyboard.press("Escape")
+        page.wait_for_timeout(200)
+    raise AssertionError("the popover did not close")
 
 
 def _field(page, popover: str, label: str):
