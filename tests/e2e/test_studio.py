@@ -398,11 +398,15 @@ def _open(page, popover: str, inside):
 
 
 def _close(page, inside) -> None:
-    """Close the open popover that holds `inside` (Escape, again if a select box in it took the first one)."""
-    for _ in range(5):
+    """Close the open popover that holds `inside`: Escape (again if a select box in it took the first one), then
+    a click outside it (on the page's title)."""
+    for attempt in range(5):
         if not inside.count() or not inside.first.is_visible():
             return
-        page.keyboard.press("Escape")
+        if attempt < 2:
+            page.keyboard.press("Escape")
+        else:
+            page.locator("h1").first.click()
         page.wait_for_timeout(200)
     raise AssertionError("the popover did not close")
 
