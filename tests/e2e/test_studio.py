@@ -320,6 +320,8 @@ def test_diff_says_why_a_rewrite_was_not_kept_wraps_and_opens_side_by_side_here(
     ).count()
     pages_before = len(page.context.pages)
     page.get_by_text("open both side by side").click()
+    # Both ids are on the Diff page already: wait for the navigation, not for them.
+    page.wait_for_url(re.compile(r"/trajectories\?.*compare="), timeout=30_000)
     body = shown(page, rid, source)
     assert len(page.context.pages) == pages_before  # same tab
     assert f"compare={source}" in page.url.replace("%2C", ",")
