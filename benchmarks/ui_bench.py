@@ -3,7 +3,8 @@
     .venv/bin/python benchmarks/ui_bench.py --db /path/paper.duckdb [--reps 5] [--json out.json]
     .venv/bin/python benchmarks/ui_bench.py --corpus /path/corpus          # builds the database first
 
-A working copy of the database gets 2,000 runbook rounds with critic flags and reviews (benchmarks/ui_fixture.py);
+A working copy of the database gets 2,000 runbook rounds with critic flags and reviews and 26 jobs with 38,542
+work units, one of them a rewrite of the whole corpus (benchmarks/ui_fixture.py);
 `streamlit run app.py` serves it and headless Debian chromium (Playwright) drives it. Every figure is the median
 of --reps repetitions, in ms from the action (or navigation start) until the run it caused has rendered and the
 DOM has rested; the floor is a one-button app's click and page load. Last, the list, a 300-step trajectory, the
@@ -22,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.ui_browser import Probe, Sample, launch
+from benchmarks.ui_browser import QUIET_MS, Probe, Sample, launch
 from benchmarks.ui_fixture import ROOT, Server, Writer, floor_script, free_port, prepare
 
 CLICK, LOAD = "click", "load"
@@ -180,6 +181,14 @@ def studio(browser, url: str, t: dict[str, str], results: Results, reps: int) ->
             probe.load(f"{url}/trajectories?compare={t['a']},{t['b']}"),
         )
         results.add("side by side: next turns page", CLICK, probe.click(f"turns_page_{t['a']}_{t['b']}", "[data-testid='stNumberInputStepUp']"))  # fmt: skip
+    # The jobs: the units of the job shown (the review job, waiting for its reviews), a page further.
+    for _ in range(reps):
+        probe.load(f"{url}/rewrite")
+        probe.page.get_by_text("units of bench-review").first.click()  # the expander opens in the browser,
+        probe.key("units_page_bench-review").wait_for(state="visible")  # which then draws what it holds
+        probe.page.wait_for_function(f"() => performance.now() - window.__rsr.last >= {QUIET_MS}")
+        step_up = "[data-testid='stNumberInputStepUp']"
+        results.add("jobs: a job's units, next page", CLICK, probe.click("units_page_bench-review", step_up))
     # The review queue.
     for _ in range(reps):
         probe.load(f"{url}/runbooks")

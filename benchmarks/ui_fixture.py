@@ -1,5 +1,5 @@
-"""What the browser benchmark runs against: the paper-scale database (built or reused) with a review queue added
-through the store's own functions, a minimal one-button Streamlit app (the floor), a `streamlit run` server,
+"""What the browser benchmark runs against: the paper-scale database (built or reused) with a review queue and
+finished jobs with their work units added through the store's own functions, a minimal one-button Streamlit app (the floor), a `streamlit run` server,
 and a process that keeps writing to the database."""
 
 from __future__ import annotations
@@ -120,6 +120,71 @@ def add_review_queue(db: Path, runbooks: int = 2000, seed: int = 0) -> dict[str,
     return counts
 
 
+def add_jobs(db: Path, small: int = 24, seed: int = 0) -> dict[str, int]:
+    """Finished jobs with their work units, as a rewrite of the whole corpus leaves them: one job of paper
+    size (a plan and a critic unit per runbook of 3,900, an execution per rewrite of 15,600, a few percent
+    failed with a handful of errors) and `small` earlier jobs of 10 to 400 units; the review job gets a plan
+    and a critic unit per runbook round. Units are added with `jobs.add_units` and finished in bulk."""
+    import random
+
+    from rsr_core.store import Store, jobs
+
+    rng = random.Random(seed)
+    store = Store(db)
+    with store.reading() as cur:
+        if cur.execute("SELECT count(*) FROM jobs WHERE job_id = 'bench-paper'").fetchone()[0]:
+            return {"jobs": 0, "units": 0}
+        sources = [r[0] for r in cur.execute(
+            "SELECT trajectory_id FROM trajectories WHERE kind = 'discovery' AND reward >= 1 ORDER BY 1"
+        ).fetchall()]  # fmt: skip
+        review_rounds = [r[0] for r in cur.execute(
+            "SELECT runbook_id FROM runbooks WHERE job_id = 'bench-review' ORDER BY 1"
+        ).fetchall()]  # fmt: skip
+    plans = {"bench-paper": 3900, **{f"bench-old-{i:02d}": rng.randrange(4, 130) for i in range(small)}}
+    errors = ("model call failed: 429 Too Many Requests", "sandbox: container exited (137)",
+              "executor: turn limit reached without a reward", "critic: malformed JSON in the model's answer")  # fmt: skip
+    added = 0
+    with store.transaction() as cur:
+        for n, (job_id, n_plans) in enumerate(plans.items()):
+            jobs.create_job(cur, job_id, {"gate": "auto", "k": 4, "m": 4}, scripted=False)
+            units = []
+            for i in range(n_plans):
+                source = sources[(n * 131 + i) % len(sources)]
+                rb = f"rb-{job_id}-{i:05d}"
+                units.append(
+                    (f"{job_id}-plan-{i:05d}", "plan", {"source_trajectory_id": source, "variant": i % 4})
+                )
+                units.append((f"{job_id}-critic-{i:05d}", "critic", {"runbook_id": rb}))
+                for e in range(4):
+                    units.append(
+                        (f"{job_id}-execute-{i:05d}-{e}", "execute", {"runbook_id": rb, "attempt": e})
+                    )
+            added += jobs.add_units(cur, job_id, units)
+            jobs.set_status(cur, job_id, "finished")
+        review = [(f"bench-review-{kind}-{rb}", kind, {"runbook_id": rb}) for rb in review_rounds
+                  for kind in ("plan", "critic")]  # fmt: skip
+        added += jobs.add_units(cur, "bench-review", review)
+        # Finished in bulk: done with a model and its tokens, a few percent failed with one of a few errors.
+        cur.execute(
+            "UPDATE work_units SET attempts = 1, worker = 'thread-' || CAST(hash(unit_id) % 4 AS VARCHAR), "
+            "started_at = TIMESTAMP '2026-11-20 08:00:00' + INTERVAL (hash(unit_id) % 86400) SECOND, "
+            "model = CASE kind WHEN 'plan' THEN 'bench-planner' WHEN 'critic' THEN 'bench-critic' "
+            "ELSE 'bench-executor' END, "
+            "prompt_tokens = 800 + hash(unit_id) % 9000, completion_tokens = 50 + hash(unit_id) % 1500, "
+            "status = CASE WHEN hash(unit_id) % 33 = 0 THEN 'failed' ELSE 'done' END, "
+            "error = CASE WHEN hash(unit_id) % 33 = 0 THEN list_extract(?, CAST(1 + hash(unit_id) % 4 AS BIGINT)) "
+            "END "
+            "WHERE job_id LIKE 'bench-%'",
+            [list(errors)],
+        )
+        cur.execute(
+            "UPDATE work_units SET finished_at = started_at + INTERVAL (5 + hash(unit_id) % 300) SECOND "
+            "WHERE job_id LIKE 'bench-%'"
+        )
+        jobs.set_status(cur, "bench-review", "waiting_review")
+    return {"jobs": len(plans), "units": added}
+
+
 def prepare(base: Path | None, corpus: Path | None, work: Path, runbooks: int) -> tuple[Path, dict[str, int]]:
     """A working copy of the paper-scale database (built from `corpus` when no `base` exists) with the queue."""
     db = work / "paper.duckdb"
@@ -130,6 +195,7 @@ def prepare(base: Path | None, corpus: Path | None, work: Path, runbooks: int) -
         build_database(corpus, base)
     shutil.copy(base, db)
     added = add_review_queue(db, runbooks)
+    added.update(add_jobs(db))
     # What `rsr ingest` does at its end (a database built before stored similarity has none yet).
     from rsr_core.analysis.similarity_refresh import refresh
     from rsr_core.store import Store

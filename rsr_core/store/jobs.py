@@ -212,12 +212,15 @@ def unit_counts(cur: duckdb.DuckDBPyConnection, job_id: str) -> dict[str, dict[s
     return out
 
 
-def units_of(cur: duckdb.DuckDBPyConnection, job_id: str) -> list[dict[str, Any]]:
-    """Every unit of a job (for `rsr jobs show` and the job view): status, tries, error, where and when it ran,
-    what it asked of the model."""
+def units_of(
+    cur: duckdb.DuckDBPyConnection, job_id: str, offset: int = 0, limit: int | None = None
+) -> list[dict[str, Any]]:
+    """The units of a job (all of them for `rsr jobs show`; a page of `limit` from `offset` for the job view):
+    status, tries, error, where and when it ran, what it asked of the model; oldest first."""
+    page = "" if limit is None else f" LIMIT {int(limit)} OFFSET {int(offset)}"
     res = cur.execute(
         "SELECT unit_id, kind, status, attempts, error, worker, started_at, finished_at, model, prompt_tokens, "
-        "completion_tokens FROM work_units WHERE job_id = ? ORDER BY created_at, unit_id",
+        f"completion_tokens FROM work_units WHERE job_id = ? ORDER BY created_at, unit_id{page}",
         [job_id],
     )
     names = [d[0] for d in res.description]
@@ -260,6 +263,23 @@ def unit_usage(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
         LEFT JOIN runbooks r ON r.runbook_id = (u.payload->>'runbook_id')
         LEFT JOIN trajectories s ON s.trajectory_id = (u.payload->>'source_trajectory_id')
         WHERE u.status = 'done'
+        """
+    )
+    names = [d[0] for d in res.description]
+    return [dict(zip(names, r, strict=True)) for r in res.fetchall()]
+
+
+def usage_by_job(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    """Finished units' model usage summed per job, model and whether the unit recorded its cost (what
+    `analysis.cost.job_costs` needs; a few rows per job however many units it has)."""
+    res = cur.execute(
+        """
+        SELECT job_id, model, coalesce(cost_usd IS NOT NULL AND NOT isnan(cost_usd), FALSE) AS recorded,
+               sum(cost_usd) AS cost_usd, sum(coalesce(prompt_tokens, 0)) AS prompt_tokens,
+               sum(coalesce(completion_tokens, 0)) AS completion_tokens,
+               count(*) FILTER (WHERE coalesce(prompt_tokens, 0) <> 0 OR coalesce(completion_tokens, 0) <> 0)
+                   AS with_tokens
+        FROM work_units WHERE status = 'done' GROUP BY ALL ORDER BY ALL
         """
     )
     names = [d[0] for d in res.description]

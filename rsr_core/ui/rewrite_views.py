@@ -3,12 +3,13 @@ live progress with its failures, time, tokens and cost (Streamlit)."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pandas as pd
 import streamlit as st
 
-from rsr_core.analysis.cost import cost_usd
+from rsr_core.analysis.cost import job_costs
 from rsr_core.llm.client import LLMError
 from rsr_core.rewrite.units import RewriteParams
 from rsr_core.sandbox.engine import DockerUnavailable, docker_client
@@ -197,6 +198,10 @@ def job_params(
     )
 
 
+JOB_ROWS = 25  # jobs drawn per page of the jobs table
+UNIT_ROWS = 50  # units drawn per page of a job's units (a job of the paper's size has tens of thousands)
+
+
 def _jobs_frame(ctx: AppServices, rows: list[dict[str, Any]]) -> pd.DataFrame:
     frame = pd.DataFrame(rows)
     if frame.empty:
@@ -204,7 +209,8 @@ def _jobs_frame(ctx: AppServices, rows: list[dict[str, Any]]) -> pd.DataFrame:
     frame["progress"] = [
         f"{r['done']}/{r['units']} done, {r['failed']} failed, {r['running']} running" for r in rows
     ]
-    frame["cost_usd"] = money_column(pd.Series([job_cost(ctx, r["job_id"]) for r in rows], dtype="float64"))
+    costs = job_costs(_job_usage(ctx), ctx.settings.prices)
+    frame["cost_usd"] = money_column(pd.Series([costs.get(r["job_id"], 0.0) for r in rows], dtype="float64"))
     return frame[
         ["job_id", "status", "progress", "started_at", "finished_at", "seconds", "prompt_tokens",
          "completion_tokens", "cost_usd", "scripted", "owner_pid", "owner_host"]
@@ -218,39 +224,34 @@ def job_rows(cur: Cursor) -> list[dict[str, Any]]:
 
 
 @cached
-def _unit_usage(cur: Cursor) -> list[dict[str, Any]]:
-    return jobs_sql.unit_usage(cur)
+def _job_usage(cur: Cursor) -> list[dict[str, Any]]:
+    return jobs_sql.usage_by_job(cur)
 
 
 @cached
 def _job_detail(cur: Cursor, job_id: str) -> dict[str, Any]:
-    return {
-        "counts": jobs_sql.unit_counts(cur, job_id),
-        "failures": jobs_sql.failed_units(cur, job_id),
-        "units": jobs_sql.units_of(cur, job_id),
-    }
+    return {"counts": jobs_sql.unit_counts(cur, job_id), "failures": jobs_sql.failed_units(cur, job_id)}
 
 
-def job_cost(ctx: AppServices, job_id: str) -> float | None:
-    """A job's cost at the configured prices (None when some model call has no price)."""
-    total = 0.0
-    for u in _unit_usage(ctx):
-        if u["job_id"] != job_id:
-            continue
-        cost = cost_usd(
-            u["model"], u["prompt_tokens"], u["completion_tokens"], u["cost_usd"], ctx.settings.prices
-        )
-        if cost is None and (u["prompt_tokens"] or u["completion_tokens"]):
-            return None
-        total += cost or 0.0
-    return round(total, 6)
+@cached
+def _units_page(cur: Cursor, job_id: str, page: int) -> list[dict[str, Any]]:
+    return jobs_sql.units_of(cur, job_id, (page - 1) * UNIT_ROWS, UNIT_ROWS)
+
+
+def _page(label: str, rows: int, per_page: int, key: str) -> int:
+    """The page number of a paged table: a number field when there is more than one page."""
+    pages = max(1, math.ceil(rows / per_page))
+    if pages == 1:
+        return 1
+    return int(st.number_input(f"{label} (of {pages}; {rows:,})", 1, pages, 1, key=key))
 
 
 def job_view(ctx: AppServices, job_id: str) -> None:
     """One job: progress by unit kind (failed counted), failures grouped by error, where each unit ran."""
     d = _job_detail(ctx, job_id)
     counts = d["counts"]
-    total = sum(sum(v.values()) for v in counts.values()) or 1
+    units = sum(sum(v.values()) for v in counts.values())
+    total = units or 1
     done = sum(v.get("done", 0) for v in counts.values())
     failed = sum(v.get("failed", 0) for v in counts.values())
     st.progress(
@@ -263,15 +264,44 @@ def job_view(ctx: AppServices, job_id: str) -> None:
     for f in d["failures"]:
         st.error(md_escape(f"{f['units']} failed unit(s) ({', '.join(f['kinds'])}): {f['error'][:600]}"))
         st.caption(md_escape("first: " + ", ".join(f["first"])))
-    units = pd.DataFrame(d["units"])
-    if not units.empty:
-        with st.expander(f"units of {job_id} ({len(units)}): where and when each ran"):
-            grid(units, key=f"units_{job_id}", height=400 if len(units) > 12 else None)
+    if units:
+        with st.expander(f"units of {job_id} ({units:,}): where and when each ran"):
+            page = _page("units page", units, UNIT_ROWS, f"units_page_{job_id}")
+            shown = pd.DataFrame(_units_page(ctx, job_id, page))
+            grid(shown, key=f"units_{job_id}", height=400 if len(shown) > 12 else None)
 
 
-@st.fragment(run_every=1.5)
+LIVE_S = 1.5  # how often the jobs are read again
+
+
+def _live(ctx: AppServices) -> bool:
+    """Whether some job runs: in this process, or in another one (its status in the database)."""
+    return bool(ctx.jobs.active()) or any(r["status"] == "running" for r in job_rows(ctx))
+
+
+def _jobs_state(ctx: AppServices) -> tuple[tuple[str, str], ...]:
+    return tuple((r["job_id"], r["status"]) for r in job_rows(ctx))
+
+
 def progress(ctx: AppServices) -> None:
-    """Live progress of every job in the database (started here or from a terminal), refreshed every 1.5 s."""
+    """Progress of every job in the database (started here or from a terminal), read again every LIVE_S. While
+    no job runs, what is read again is only whether some job started or changed (a part of the page with
+    nothing in it), and the jobs are drawn again when one has: a refresh of the jobs' part of the page marks all
+    of its elements stale and fresh again in the browser, every LIVE_S on a page nothing changes on."""
+    live = _live(ctx)
+    st.fragment(_progress, run_every=LIVE_S if live else None)(ctx, live)
+    if not live:
+        st.fragment(_watch, run_every=LIVE_S)(ctx, _jobs_state(ctx))
+
+
+def _watch(ctx: AppServices, drawn: tuple[tuple[str, str], ...]) -> None:
+    if _jobs_state(ctx) != drawn or _live(ctx):  # a job started (here or from a terminal) or changed
+        st.rerun()
+
+
+def _progress(ctx: AppServices, live: bool) -> None:
+    if _live(ctx) != live:  # a job started or the last one ended: the whole page runs, at the other pace
+        st.rerun()
     for job in ctx.jobs.jobs.values():
         if job.error:
             st.error(md_escape(f"{job.job_id}: {job.error}"))
@@ -281,7 +311,9 @@ def progress(ctx: AppServices) -> None:
     if not rows:
         st.caption("no jobs yet")
         return
-    grid(_jobs_frame(ctx, rows), key="jobs_table", labels={"cost_usd": "cost (USD)"})
+    page = _page("jobs page", len(rows), JOB_ROWS, "jobs_page")
+    shown_rows = rows[(page - 1) * JOB_ROWS : page * JOB_ROWS]
+    grid(_jobs_frame(ctx, shown_rows), key="jobs_table", labels={"cost_usd": "cost (USD)"})
     ids = [r["job_id"] for r in rows]
     active = [r["job_id"] for r in rows if r["status"] in ("running", "failed", "waiting_review")]
     seen = st.session_state.get("jobs_seen")

@@ -13,6 +13,7 @@ import time
 import pytest
 
 from rsr_core.store import Store
+from rsr_core.store import jobs as jobs_sql
 from tests.e2e.conftest import SHOTS, serving
 
 pytestmark = pytest.mark.browser
@@ -554,6 +555,27 @@ def test_rows_clicked_on_two_pages_of_the_list_open_side_by_side(studio, page):
     assert body.index(first) < body.index(second)
     assert f"compare={first},{second}" in page.url.replace("%2C", ",")
     shot(page, "side-by-side-from-the-list")
+
+
+STALE_MARKS = """() => { window.__marks = 0; new MutationObserver((records) => {
+  window.__marks += records.filter((m) => m.attributeName === 'data-stale').length;
+}).observe(document, {subtree: true, attributes: true}); }"""
+
+
+def test_with_no_job_running_the_jobs_are_not_drawn_again_every_refresh(studio, page):
+    """While no job runs, the page reads every 1.5 s only whether a job started; the jobs' tables, progress and
+    failures are not redrawn (each redraw marks every element of theirs stale and fresh again)."""
+    with Store(studio.db, wait_s=60).transaction() as cur:
+        jobs_sql.create_job(cur, "idle-job", {}, scripted=False)
+        jobs_sql.add_units(cur, "idle-job", [(f"idle-job-u{i}", "plan", {}) for i in range(60)])
+        jobs_sql.set_status(cur, "idle-job", "finished")
+    assert _query(studio, "SELECT count(*) FROM jobs WHERE status = 'running'") == [(0,)]
+    page.goto(f"{studio.url}/rewrite")
+    shown(page, "Jobs", "units of ")
+    page.evaluate(STALE_MARKS)
+    page.wait_for_timeout(4_000)  # more than two refreshes
+    marks = page.evaluate("() => window.__marks")
+    assert marks < 10, f"{marks} elements marked stale and fresh again in 4 s on a page where nothing changed"
 
 
 def test_a_running_jobs_progress_updates_live_in_the_open_page(studio, browser, scripted):
