@@ -271,7 +271,10 @@ def job_view(ctx: AppServices, job_id: str) -> None:
             grid(shown, key=f"units_{job_id}", height=400 if len(shown) > 12 else None)
 
 
-LIVE_S = 1.5  # how often the jobs are read again
+LIVE_S = 1.5  # how often the jobs are read again while one runs
+IDLE_S = (
+    5.0  # how often, while none runs, whether one started is (a job started from a terminal shows within it)
+)
 
 
 def _live(ctx: AppServices) -> bool:
@@ -284,14 +287,15 @@ def _jobs_state(ctx: AppServices) -> tuple[tuple[str, str], ...]:
 
 
 def progress(ctx: AppServices) -> None:
-    """Progress of every job in the database (started here or from a terminal), read again every LIVE_S. While
-    no job runs, what is read again is only whether some job started or changed (a part of the page with
-    nothing in it), and the jobs are drawn again when one has: a refresh of the jobs' part of the page marks all
-    of its elements stale and fresh again in the browser, every LIVE_S on a page nothing changes on."""
+    """Progress of every job in the database (started here or from a terminal), read again every LIVE_S while
+    one runs. While none does, only whether one started or changed is read, every IDLE_S (a part of the page
+    with nothing in it), and the jobs are drawn again when one has: every refresh of the jobs' part of the page
+    marks each of its elements stale and fresh again in the browser, and a refresh that lands in a click's run
+    makes it wait."""
     live = _live(ctx)
     st.fragment(_progress, run_every=LIVE_S if live else None)(ctx, live)
     if not live:
-        st.fragment(_watch, run_every=LIVE_S)(ctx, _jobs_state(ctx))
+        st.fragment(_watch, run_every=IDLE_S)(ctx, _jobs_state(ctx))
 
 
 def _watch(ctx: AppServices, drawn: tuple[tuple[str, str], ...]) -> None:

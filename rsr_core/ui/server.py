@@ -2,7 +2,8 @@
 
 Streamlit serves the studio as an ASGI app (rsr_core/ui/app.py) whose lifespan warms the process up: the
 modules every page imports (pandas, pyarrow, DuckDB, pydantic models, the chart builders and their
-renderer), the store (opened and migrated), the first page's reads and charts (cached per database state, as
+renderer, and the Rewrite page's model client and job runner), the store (opened and migrated), whether the
+sandbox engine answers, the first page's reads and charts (cached per database state, as
 a page run would) and, when the stored similarity scores are stale, their refresh in the background. The
 server answers its health check only after this, so the first page after a start costs what a later one does;
 the long-lived heap is then frozen out of the garbage collector's sight (see rsr_core/ui/memory.py).
@@ -37,6 +38,9 @@ MODULES = (
     "rsr_core.ui.diff_data",
     "rsr_core.ui.analysis_data",
     "rsr_core.ui.export_views",
+    "rsr_core.ui.rewrite_views",
+    "rsr_core.ui.jobs",
+    "rsr_core.llm.client",
     "rsr_core.ui.navigation",
 )
 # A page opened by its own address connects at once (see base_url.py).
@@ -53,11 +57,13 @@ def _first_reads() -> None:
     from rsr_core import charts
     from rsr_core.analysis.pair_metrics import METRICS
     from rsr_core.settings import Settings
-    from rsr_core.ui import analysis_data, chart_image, trajectory_views
+    from rsr_core.ui import analysis_data, chart_image, rewrite_views, trajectory_views
     from rsr_core.ui.overview_data import overview_charts, overview_figures
     from rsr_core.ui.widgets import _scripted_share, services_for, summary
 
-    ctx = services_for(Settings.from_env().db_path)
+    settings = Settings.from_env()
+    ctx = services_for(settings.db_path)
+    rewrite_views.docker_status(settings.base_image)  # the Rewrite page's first look at the engine
     counts = summary(ctx)
     if not (counts["tasks"] or sum(counts["trajectories"].values())):
         return

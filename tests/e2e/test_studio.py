@@ -579,7 +579,9 @@ def test_with_no_job_running_the_jobs_are_not_drawn_again_every_refresh(studio, 
 
 
 def test_a_running_jobs_progress_updates_live_in_the_open_page(studio, browser, scripted):
-    server, _ = scripted([], latency_ms=2500)  # every model call answers late, with an error
+    # Every model call answers late (longer than the page takes to notice a job started while none ran), with
+    # an error.
+    server, _ = scripted([], latency_ms=6000)
     source = _query(
         studio,
         "SELECT trajectory_id FROM trajectories WHERE kind = 'discovery' AND reward >= 1 ORDER BY 1 DESC LIMIT 1",
