@@ -272,9 +272,8 @@ def job_view(ctx: AppServices, job_id: str) -> None:
 
 
 LIVE_S = 1.5  # how often the jobs are read again while one runs
-IDLE_S = (
-    5.0  # how often, while none runs, whether one started is (a job started from a terminal shows within it)
-)
+# How often, while none runs, whether one started is read (a job started from a terminal shows within it).
+IDLE_S = 5.0
 
 
 def _live(ctx: AppServices) -> bool:

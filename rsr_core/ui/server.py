@@ -15,6 +15,7 @@ import gc
 import importlib
 import logging
 import sys
+import threading
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -63,7 +64,11 @@ def _first_reads() -> None:
 
     settings = Settings.from_env()
     ctx = services_for(settings.db_path)
-    rewrite_views.docker_status(settings.base_image)  # the Rewrite page's first look at the engine
+    # The Rewrite page's first look at the engine, beside the rest (an engine that does not answer would hold
+    # the start up to the client's timeout).
+    threading.Thread(
+        target=rewrite_views.docker_status, args=(settings.base_image,), name="docker-status", daemon=True
+    ).start()
     counts = summary(ctx)
     if not (counts["tasks"] or sum(counts["trajectories"].values())):
         return
