@@ -1,6 +1,6 @@
 """What the browser benchmark runs against: the paper-scale database (built or reused) with a review queue and
-finished jobs with their work units added through the store's own functions, a minimal one-button Streamlit app (the floor), a `streamlit run` server,
-and a process that keeps writing to the database."""
+finished jobs with their work units added through the store's own functions, a minimal one-button Streamlit app
+(the floor), a `streamlit run` server, and a process that keeps writing to the database."""
 
 from __future__ import annotations
 
@@ -123,7 +123,7 @@ def add_review_queue(db: Path, runbooks: int = 2000, seed: int = 0) -> dict[str,
 def add_jobs(db: Path, small: int = 24, seed: int = 0) -> dict[str, int]:
     """Finished jobs with their work units, as a rewrite of the whole corpus leaves them: one job of paper
     size (a plan and a critic unit per runbook of 3,900, an execution per rewrite of 15,600, a few percent
-    failed with a handful of errors) and `small` earlier jobs of 10 to 400 units; the review job gets a plan
+    failed with a handful of errors) and `small` earlier jobs of 24 to 774 units; the review job gets a plan
     and a critic unit per runbook round. Units are added with `jobs.add_units` and finished in bulk."""
     import random
 

@@ -563,7 +563,7 @@ STALE_MARKS = """() => { window.__marks = 0; new MutationObserver((records) => {
 
 
 def test_with_no_job_running_the_jobs_are_not_drawn_again_every_refresh(studio, page):
-    """While no job runs, the page reads every 1.5 s only whether a job started; the jobs' tables, progress and
+    """While no job runs, the page reads only whether a job started (every 5 s); the jobs' tables, progress and
     failures are not redrawn (each redraw marks every element of theirs stale and fresh again)."""
     with Store(studio.db, wait_s=60).transaction() as cur:
         jobs_sql.create_job(cur, "idle-job", {}, scripted=False)
@@ -573,7 +573,7 @@ def test_with_no_job_running_the_jobs_are_not_drawn_again_every_refresh(studio, 
     page.goto(f"{studio.url}/rewrite")
     shown(page, "Jobs", "units of ")
     page.evaluate(STALE_MARKS)
-    page.wait_for_timeout(4_000)  # more than two refreshes
+    page.wait_for_timeout(4_000)  # more than two refreshes of the jobs at the pace of a running job
     marks = page.evaluate("() => window.__marks")
     assert marks < 10, f"{marks} elements marked stale and fresh again in 4 s on a page where nothing changed"
 

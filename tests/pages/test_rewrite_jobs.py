@@ -22,7 +22,8 @@ def test_jobs_and_a_jobs_units_are_paged(demo_db):
     at = page("rewrite")
     assert not at.exception
     jobs = grid_frame(at, "jobs_table")
-    listed = len(jobs_sql.list_jobs(Store(demo_db).cursor()))
+    with Store(demo_db).reading() as cur:
+        listed = len(jobs_sql.list_jobs(cur))
     assert len(jobs) == JOB_ROWS and listed > JOB_ROWS
     at.number_input(key="jobs_page").set_value(2).run()
     assert len(grid_frame(at, "jobs_table")) == listed - JOB_ROWS

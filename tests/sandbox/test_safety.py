@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import _thread
+import contextlib
 import os
 import threading
 import time
@@ -128,27 +129,33 @@ def test_gc_removes_orphans_of_dead_owners(docker_engine):
         orphan.remove()
 
 
-def test_gc_tolerates_containers_removed_by_someone_else_meanwhile(docker_engine, monkeypatch):
+def test_gc_tolerates_containers_removed_by_someone_else_meanwhile(docker_engine):
     # Every node of a one-machine cluster runs the job's gc against the same engine at once, and sandboxes
-    # remove themselves: a container removed by another gc between listing and looking at it used to raise
-    # NotFound out of `rsr jobs resume`. Here the other gc's removal lands at the worst moment, every time.
+    # remove themselves: a container removed by someone else between the gc's listing and its removal used to
+    # raise NotFound out of `rsr jobs resume`. Here another client of the engine removes the same containers,
+    # released at the same moment as the gc, round after round.
     labels = {LABEL: "1", "rsr.job": "gc-race", "rsr.owner_pid": str(os.getpid())}
-    made = [docker_engine.containers.create(BASE, "sleep 60", labels=labels) for _ in range(3)]
     other_node = docker.from_env()
-    inspect = docker_engine.api.inspect_container
-
-    def removed_first(container_id, *args, **kwargs):
-        other_node.api.remove_container(container_id, force=True)
-        return inspect(container_id, *args, **kwargs)
-
-    monkeypatch.setattr(docker_engine.api, "inspect_container", removed_first)
     try:
-        removed = gc_containers(docker_engine, job_id="gc-race")
+        for _ in range(5):
+            made = [docker_engine.containers.create(BASE, "sleep 60", labels=labels) for _ in range(4)]
+            start = threading.Barrier(2)
+
+            def remove_them(ids=[c.id for c in made], go=start) -> None:  # noqa: B006 - this round's
+                go.wait()
+                for cid in ids:
+                    with contextlib.suppress(docker.errors.APIError):  # the gc may have been first
+                        other_node.api.remove_container(cid, force=True)
+
+            remover = threading.Thread(target=remove_them)
+            remover.start()
+            start.wait()
+            removed = gc_containers(docker_engine, job_id="gc-race")
+            remover.join()
+            assert set(removed) <= {c.name for c in made}  # none reported that it did not remove
+            assert _ours(docker_engine, **{"rsr.job": "gc-race"}) == []
     finally:
         other_node.close()
-    monkeypatch.undo()
-    assert set(removed) <= {c.name for c in made}  # none reported that it did not remove
-    assert _ours(docker_engine, **{"rsr.job": "gc-race"}) == []
 
 
 def test_gc_on_nodes_sharing_one_engine_all_at_once(docker_engine):
