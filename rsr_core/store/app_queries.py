@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast, get_args
 
@@ -160,26 +161,30 @@ def runbook_queue(
     return cur.execute(_QUEUE_SQL.format(where=where), [status, status, task_id, task_id]).fetch_df()
 
 
-_REVIEWED = ["status", "review", "last_reviewer", "reviews"]  # what a review changes in a queue row
+def status_after_review(status: str, decision: str) -> str:
+    """A round's status (`runbook_status`) after a human decision: it decides a round the critic passed (pending
+    review, approved or human-rejected before), and leaves one the critic rejected or has not passed as it was
+    (the view's CASE, in that order)."""
+    if status in ("critic_rejected", "critic_pending"):
+        return status
+    return "approved" if decision == "approve" else "human_rejected"
 
 
-def queue_after_reviews(
-    cur: duckdb.DuckDBPyConnection, queue: pd.DataFrame, runbook_ids: list[str]
-) -> pd.DataFrame:
-    """The whole queue (`runbook_queue(cur)`, as read before these rounds were reviewed) with what the reviews
-    changed in their rows read again (status, latest review and reviewer, count) and the rows in the order
-    `runbook_queue` sorts them: what it reads now, for a few rows' worth of reading and no sort in SQL."""
-    changed = cur.execute(
-        f"SELECT runbook_id, {', '.join(_REVIEWED)} FROM runbook_status WHERE list_contains(?, runbook_id)",
-        [runbook_ids],
-    ).fetchall()
+def queue_after_reviews(queue: pd.DataFrame, reviews: Sequence[tuple[str, str, str]]) -> pd.DataFrame:
+    """The whole queue (`runbook_queue(cur)`, as read before these reviews) after the reviews (runbook_id,
+    decision, reviewer), oldest first, were appended: what it reads then, worked out without reading (each
+    reviewed row's status, latest review and reviewer, count) and the rows in the order `runbook_queue` sorts
+    them. A review of a round not in the queue changes nothing (reviews add no rounds)."""
     out = queue.copy()
-    rows = pd.Index(out["runbook_id"]).get_indexer([r[0] for r in changed])
-    columns = [list(out.columns).index(c) for c in _REVIEWED]
-    for row, (_, *values) in zip(rows, changed, strict=True):
-        if row >= 0:  # a round not in the queue when it was read is not in it now either (reviews add none)
-            for column, value in zip(columns, values, strict=True):
-                out.iat[row, column] = value
+    rows = pd.Index(out["runbook_id"]).get_indexer([rid for rid, _, _ in reviews])
+    col = {c: list(out.columns).index(c) for c in ("status", "review", "last_reviewer", "reviews")}
+    for row, (_, decision, reviewer) in zip(rows, reviews, strict=True):
+        if row < 0:
+            continue
+        out.iat[row, col["status"]] = status_after_review(out.iat[row, col["status"]], decision)
+        out.iat[row, col["review"]] = decision
+        out.iat[row, col["last_reviewer"]] = reviewer
+        out.iat[row, col["reviews"]] = out.iat[row, col["reviews"]] + 1
     pending_last = (out["status"] != "pending_review").tolist()
     keys = list(zip(pending_last, *(out[c].tolist() for c in _QUEUE_ORDER), strict=True))
     order = sorted(range(len(out)), key=keys.__getitem__)  # nearly sorted already: one pass

@@ -50,13 +50,15 @@ def set_critic_verdict(cur: duckdb.DuckDBPyConnection, runbook_id: str, verdict:
     cur.execute("UPDATE runbooks SET critic_verdict = ? WHERE runbook_id = ?", [verdict, runbook_id])
 
 
-def insert_review(cur: duckdb.DuckDBPyConnection, review: Review) -> None:
-    """Append a human review (reviews are never updated; the latest decides)."""
-    cur.execute(
+def insert_review(cur: duckdb.DuckDBPyConnection, review: Review) -> Review:
+    """Append a human review (reviews are never updated; the latest decides); returns it as stored (with the
+    time the store gave it, as `reviews_of` reads it)."""
+    (created_at,) = cur.execute(
         "INSERT INTO reviews (runbook_id, decision, reviewer, reason, seq, schema_version) "
-        "VALUES (?, ?, ?, ?, nextval('review_seq'), ?)",
+        "VALUES (?, ?, ?, ?, nextval('review_seq'), ?) RETURNING created_at",
         [review.runbook_id, review.decision, review.reviewer, review.reason, SCHEMA_VERSION],
-    )
+    ).fetchone()
+    return review.model_copy(update={"reason": review.reason or "", "created_at": created_at})
 
 
 def insert_transfer(cur: duckdb.DuckDBPyConnection, verdict: TransferVerdict) -> None:

@@ -105,12 +105,46 @@ def progress_bars(ctx: AppServices, all_rounds: pd.DataFrame) -> None:
     mount("rsr_core.bars", "bars")(key="rb_progress", data={"bars": bars})
 
 
-def _dossier_after_review(
-    cur: Cursor, before: dict[str, Any], runbook_id: str, rounds: pd.DataFrame
+def reviewers_after(
+    cur: Cursor, before: dict[str, Any], rounds: pd.DataFrame, reviews: list[tuple[str, str, str]]
 ) -> dict[str, Any]:
-    """`dossier(runbook_id)` after a review of that round (`before`: as it was; `rounds`: the queue after it):
-    the same rounds and flags, a new status and history, and its executions read again when it has any (their
-    human_rejected and kept follow the review)."""
+    """`reviewers` once these reviews (runbook_id, decision, reviewer; oldest first) are appended, from what it
+    was (`before`) and the queue before them (`rounds`): a round with no review is new to everyone, one whose
+    latest reviewer is this one is not new to them; only what the queue cannot tell (a round reviewed last by
+    someone else, one not in the queue) is read, before the reviews are written."""
+    ids = {rid for rid, _, _ in reviews}
+    rows = rounds[rounds["runbook_id"].isin(ids)]
+    at = dict(zip(rows["runbook_id"], zip(rows["reviews"], rows["last_reviewer"], strict=True), strict=True))
+    unsure = sorted({rid for rid, _, who in reviews if rid not in at or (at[rid][0] and at[rid][1] != who)})
+    earlier: set[tuple[str, str]] = set()
+    if unsure:
+        earlier = set(
+            cur.execute(
+                "SELECT DISTINCT runbook_id, reviewer FROM reviews WHERE list_contains(?, runbook_id)",
+                [unsure],
+            ).fetchall()
+        )
+    had_any = {rid for rid, (n, _) in at.items() if n} | {rid for rid, _ in earlier}
+    had = {(rid, who) for rid, (n, who) in at.items() if n} | earlier
+    by = {r["reviewer"]: dict(r) for r in before["by"]}
+    reviewed = before["reviewed"]
+    for rid, decision, reviewer in reviews:
+        mine = by.setdefault(reviewer, {"reviewer": reviewer, "runbooks": 0, "approvals": 0, "rejections": 0})
+        reviewed += rid not in had_any
+        mine["runbooks"] += (rid, reviewer) not in had
+        mine["approvals" if decision == "approve" else "rejections"] += 1
+        had_any.add(rid)
+        had.add((rid, reviewer))
+    return {"reviewed": reviewed, "by": sorted(by.values(), key=lambda r: (-r["runbooks"], r["reviewer"]))}
+
+
+def _dossier_after_review(
+    cur: Cursor, before: dict[str, Any], runbook_id: str, rounds: pd.DataFrame, stored: list[Review]
+) -> dict[str, Any]:
+    """`dossier(runbook_id)` after a review of that round (`before`: as it was; `rounds`: the queue after it;
+    `stored`: the reviews written, as stored): the same rounds and flags, a new status, the history with this
+    round's new reviews, and its executions read again when it has any (their human_rejected and kept follow
+    the review)."""
     status = rounds.loc[rounds["runbook_id"] == runbook_id, "status"]
     executions = before["executions"]
     if not executions.empty:
@@ -118,7 +152,7 @@ def _dossier_after_review(
     return {
         **before,
         "status": status.iloc[0] if len(status) else pipeline.runbook_status_of(cur, runbook_id),
-        "reviews": pipeline.reviews_of(cur, runbook_id),
+        "reviews": [*before["reviews"], *(r for r in stored if r.runbook_id == runbook_id)],
         "executions": executions,
     }
 
@@ -133,23 +167,27 @@ def record_reviews(
 ) -> None:
     """Append one review per runbook (one transaction, on the run's use of the database); reviews are never
     replaced, the latest decides. What the Runbooks page reads next is worked out from what it was and what the
-    review changed: the queue with these rounds read again, the progress, the round `shown` (its status and
-    history); the counts of every page's frame do not change."""
+    review changed, reading only what that cannot tell: the queue with these rounds' rows changed, the progress,
+    the round `shown` (its status and history); the counts of every page's frame do not change."""
+    reviews = [(rid, decision, reviewer) for rid in runbook_ids]
     with write_in_run(ctx) as written:
         rounds = queue(ctx)  # as the form was drawn from (cached)
         seen = dossier(ctx, shown) if shown in runbook_ids else None
+        progress = reviewers(ctx)
         for read in frame_reads():
             written.keep(read)
         with written.transaction() as cur:
-            for rid in runbook_ids:
+            written.carry(reviewers, value=reviewers_after(cur, progress, rounds, reviews))
+            stored = [
                 pipeline.insert_review(
                     cur, Review(runbook_id=rid, decision=decision, reviewer=reviewer, reason=reason)
                 )
-            rounds = app_queries.queue_after_reviews(cur, rounds, runbook_ids)
+                for rid in runbook_ids
+            ]
+            rounds = app_queries.queue_after_reviews(rounds, reviews)
             written.carry(queue, value=rounds)
-            written.carry(reviewers, value=reviewers.query(cur))
             if seen is not None and shown is not None:
-                written.carry(dossier, shown, value=_dossier_after_review(cur, seen, shown, rounds))
+                written.carry(dossier, shown, value=_dossier_after_review(cur, seen, shown, rounds, stored))
 
 
 def _submit(ctx: AppServices, runbook_ids: list[str], key: str, decision: str) -> None:

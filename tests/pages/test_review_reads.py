@@ -6,6 +6,7 @@ pending" shows a round read ahead in the background without opening it."""
 from __future__ import annotations
 
 import gc
+import random
 import threading
 
 import pandas as pd
@@ -15,6 +16,7 @@ from streamlit.testing.v1 import AppTest
 from rsr_core.models import Review
 from rsr_core.store import Store, app_queries, pipeline
 from rsr_core.store import store as store_module
+from rsr_core.ui import runbook_views
 from rsr_core.ui.grid import cell
 from rsr_core.ui.server import NAVIGATION
 from tests.pages.conftest import component_data, grid_frame
@@ -140,22 +142,64 @@ def test_after_a_review_the_page_shows_what_a_fresh_read_shows_without_reading_t
     assert opens == [] and queue_reads == []  # what the review left in the cache is what the next run reads
 
 
-@pytest.mark.parametrize(
-    "decisions",
-    [
-        {"rb-f03c289a4490-r1": "approve"},  # pending -> approved, moves below every pending round
-        {"rb-9976ee94dd4f-r1": "reject", "rb-04e280b288c0-r1": "approve"},  # approved <-> rejected
-        {"rb-6368f83214dd-r1": "approve", "rb-e8e0f69df509-r1": "reject", "rb-missing": "approve"},
-    ],
-)
-def test_the_queue_after_reviews_is_the_queue_read_whole(demo_db, decisions):
+def _with_a_round_the_critic_has_not_passed(store: Store) -> str:
+    """A copy of a demo round whose critic verdict is still pending (the demo has none): its id."""
+    with store.reading() as cur:
+        (rid,) = app_queries.runbook_queue(cur, "pending_review")["runbook_id"]
+        first = pipeline.get_runbook(cur, rid)
+    pending = first.model_copy(
+        update={"runbook_id": f"{rid}-p", "lineage_id": f"{first.lineage_id}-p", "critic_verdict": "pending"}
+    )
+    with store.transaction() as cur:
+        pipeline.insert_runbook(cur, pending)
+    return pending.runbook_id
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_queue_and_progress_worked_out_after_reviews_are_what_a_fresh_read_gives(demo_db, seed):
+    """Reviews of random rounds (pending, approved, human- and critic-rejected, critic-pending, one not in the
+    queue, the same round twice) by reviewers who did and did not decide on them before: the queue and the
+    progress worked out from the state before equal reading both again, and the reviews come back as stored."""
+    rng = random.Random(seed)
     store = Store(demo_db)
+    extra = _with_a_round_the_critic_has_not_passed(store)
     with store.reading() as cur:
         before = app_queries.runbook_queue(cur)
-    with store.transaction() as cur:
-        for rid, decision in decisions.items():
-            pipeline.insert_review(cur, Review(runbook_id=rid, decision=decision, reviewer="q", reason=""))
-        patched = app_queries.queue_after_reviews(cur, before, list(decisions))
-        whole = app_queries.runbook_queue(cur)
-    assert not whole.equals(before)
-    pd.testing.assert_frame_equal(patched, whole)
+        progress = runbook_views.reviewers.query(cur)
+    # A few rounds, reviewed again and again: later reviewers meet rounds others decided on last.
+    ids = [*rng.sample(list(before["runbook_id"]), 5), "rb-not-in-the-queue"]
+    reviewers = ["alice (scripted demo review)", "bob (scripted demo review)", "q", "r"]
+    for _ in range(4):  # batch after batch, so rounds have histories by several reviewers
+        batch = [(rng.choice(ids), rng.choice(["approve", "reject"]), rng.choice(reviewers))]
+        batch += [(batch[0][0], rng.choice(["approve", "reject"]), rng.choice(reviewers))] * rng.randint(0, 1)
+        batch += [(rng.choice(ids), batch[0][1], batch[0][2]) for _ in range(rng.randint(0, 4))]
+        batch += [(extra, batch[0][1], batch[0][2])] * (seed % 3 == 0)
+        with store.transaction() as cur:
+            after = runbook_views.reviewers_after(cur, progress, before, batch)
+            stored = [
+                pipeline.insert_review(cur, Review(runbook_id=rid, decision=d, reviewer=who, reason=""))
+                for rid, d, who in batch
+            ]
+            patched = app_queries.queue_after_reviews(before, batch)
+            whole = app_queries.runbook_queue(cur)
+            assert after == runbook_views.reviewers.query(cur)
+            histories = {rid: pipeline.reviews_of(cur, rid) for rid, _, _ in batch}
+        pd.testing.assert_frame_equal(patched, whole)
+        for review in stored:  # each as reviews_of reads it (created_at included), in order
+            assert review in histories[review.runbook_id]
+            assert (
+                histories[review.runbook_id][-1]
+                == [r for r in stored if r.runbook_id == review.runbook_id][-1]
+            )
+        before, progress = whole, after
+    statuses = set(before["status"])
+    assert {"approved", "critic_rejected", "critic_pending"} <= statuses
+
+
+def test_a_review_leaves_a_round_the_critic_rejected_or_has_not_passed_as_it_was():
+    for status in ("critic_rejected", "critic_pending"):
+        assert app_queries.status_after_review(status, "approve") == status
+        assert app_queries.status_after_review(status, "reject") == status
+    for status in ("pending_review", "approved", "human_rejected"):
+        assert app_queries.status_after_review(status, "approve") == "approved"
+        assert app_queries.status_after_review(status, "reject") == "human_rejected"
