@@ -194,9 +194,9 @@ def studio(browser, url: str, t: dict[str, str], results: Results, reps: int) ->
         probe.load(f"{url}/runbooks")
         results.add("review: next pending", CLICK, probe.click("rb_next_btn"))
         page = probe.page
-        page.locator("[class*='st-key-reviewer_focus'] input").fill("bench")
-        page.locator("[class*='st-key-reason_focus'] input").fill("generic")
-        approve = page.locator("[class*='st-key-FormSubmitter-review_focus'][class*='-approve-'] button")
+        page.locator(".st-key-review_focus input[name=reviewer]").fill("bench")
+        page.locator(".st-key-review_focus input[name=reason]").fill("generic")
+        approve = page.locator(".st-key-review_focus button[name=approve]")
         results.add("review: record a review", CLICK, probe.act(approve.click))
     repeat(results, reps, "review: queue load", LOAD, lambda: probe.load(f"{url}/runbooks"))
     # Similarity.

@@ -171,6 +171,7 @@ def test_two_reviewers_in_two_browsers_both_stored_latest_decides(studio, browse
     body = shown(ana, "approved 1 runbook(s) as ana", f"{rid} · approved")  # the queue moved at once
     assert "ana" in body
     assert ana.get_by_label("reviewer").last.input_value() == "ana"  # remembered for the session
+    assert ana.get_by_label("reason").last.input_value() == ""  # the reason was that decision's
 
     ben.goto(f"{studio.url}/runbooks?runbook={rid}")
     body = shown(ben, f"{rid} · approved")  # ben sees ana's decision
@@ -213,8 +214,8 @@ def test_a_round_opens_from_its_id_in_the_queue_and_ticked_rounds_are_reviewed_t
     queue.locator(f"tr[data-key='{ids[3]}'] td").last.click()
     shown(page, "bulk review (2 ticked)")
     page.get_by_role("button", name=re.compile(r"^bulk review \(2 ticked\)")).click()
-    page.locator("[class*='st-key-reviewer_bulk'] input").fill("erin")
-    page.locator("[class*='st-key-FormSubmitter-review_bulk'][class*='-reject-'] button").click()
+    page.locator(".st-key-review_bulk input[name=reviewer]").fill("erin")
+    page.locator(".st-key-review_bulk").get_by_role("button", name="reject (2)").click()
     shown(page, "rejected 2 runbook(s) as erin", "bulk review (0 ticked)")
     shot(page, "review-opened-and-bulk", at="bulk review")
     for rid in (ids[1], ids[3]):

@@ -67,6 +67,36 @@ def component_data(at: AppTest, name: str) -> Iterator[tuple[str, dict]]:
             yield element.proto.id, json.loads(element.proto.json)
 
 
+def component_data_of(at: AppTest, key: str) -> dict:
+    """The data the studio's component keyed `key` was given to draw."""
+    for element in at.get("bidi_component"):
+        if element.proto.id.endswith(f"-{key}"):
+            return json.loads(element.proto.json)
+    raise AssertionError(f"no component {key!r} on the page")
+
+
+def send_trigger(at: AppTest, key: str, event: str, value: object) -> AppTest:
+    """Run the page as the browser does after the studio's component `key` sent the trigger `event` with
+    `value` (AppTest cannot type or click inside a component): the page's widget states and that payload, as
+    the component's trigger aggregator (Streamlit's own wiring then calls the component's callback)."""
+    from streamlit.components.v2.bidi_component.main import _make_trigger_id
+
+    (element_id,) = [e.proto.id for e in at.get("bidi_component") if e.proto.id.endswith(f"-{key}")]
+    states = at._tree.get_widget_states()  # noqa: SLF001 - what .run() sends, plus the trigger below
+    trigger = states.widgets.add()
+    trigger.id = _make_trigger_id(element_id, "events")
+    trigger.json_trigger_value = json.dumps([{"event": event, "value": value}])
+    return at._run(states)  # noqa: SLF001
+
+
+def submit_review(at: AppTest, form: str, decision: str, reviewer: str = "", reason: str = "") -> AppTest:
+    """Approve or reject in the Runbooks page's review form `form` ("focus": the round shown; "bulk") with
+    this reviewer and reason typed."""
+    return send_trigger(
+        at, f"review_{form}", "submit", {"decision": decision, "reviewer": reviewer, "reason": reason}
+    )
+
+
 def grid_frame(at: AppTest, key: str) -> pd.DataFrame:
     """The rows the studio's table `key` (rsr_core/ui/grid.py) was given to draw, as text, by column id."""
     for element_id, data in component_data(at, "rsr_core.grid"):

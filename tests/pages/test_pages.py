@@ -13,11 +13,14 @@ from tests.pages.conftest import (
     PAGES,
     chart_svgs,
     component_data,
+    component_data_of,
     figure_values,
     grid_frame,
     open_services,
     page,
+    send_trigger,
     step_cards,
+    submit_review,
 )
 
 
@@ -132,12 +135,51 @@ def test_approving_a_runbook_writes_a_review_row(demo_db):
     at.selectbox(key="rb_status").select("pending_review").run()
     (rid,) = grid_frame(at, "rb_queue")["runbook_id"]
     assert at.session_state["rb_focus"] == rid
-    at.text_input(key="reviewer_focus").input("carol")
-    at.text_input(key="reason_focus").input("generic and safe")
-    at.button(key="FormSubmitter:review_focus-approve (1)").click().run()
+    submit_review(at, "focus", "approve", "carol", "generic and safe")
     assert not at.exception
     reviews = pipeline.reviews_of(open_services().store.cursor(), rid)
     assert [(r.decision, r.reviewer, r.reason) for r in reviews] == [("approve", "carol", "generic and safe")]
+
+
+def test_the_review_form_keeps_the_reviewer_and_empties_the_reason_after_a_decision(demo_db):
+    at = page("runbooks")
+    first = at.session_state["rb_focus"]
+    form = component_data_of(at, "review_focus")
+    assert (form["reviewer"], form["count"], form["error"]) == ("", 1, "")
+    submit_review(at, "focus", "reject", " carol ", "leaks")
+    after = component_data_of(at, "review_focus")
+    assert after["reviewer"] == "carol"  # remembered for the session, trimmed
+    assert after["epoch"] != form["epoch"]  # the reason field is emptied: it was that decision's
+    reviews = pipeline.reviews_of(open_services().store.cursor(), first)
+    assert [(r.decision, r.reviewer, r.reason) for r in reviews] == [("reject", "carol", "leaks")]
+    at.run()
+    assert component_data_of(at, "review_focus")["epoch"] == after["epoch"]  # a rerun keeps what is typed
+    queue = grid_frame(at, "rb_queue")
+    other = next(r for r in queue["runbook_id"] if r != first)
+    at.session_state["rb_focus"] = other
+    at.run()
+    assert component_data_of(at, "review_focus")["epoch"] != after["epoch"]  # another round: no reason yet
+
+
+@pytest.mark.parametrize(
+    "sent",
+    [
+        "approve",
+        ["approve"],
+        {"decision": "delete", "reviewer": "mallory"},
+        {"decision": "approve", "reviewer": ["mallory"], "reason": "x"},
+        {"decision": "approve", "reviewer": {"$ne": ""}},
+        {"decision": "approve"},
+    ],
+)
+def test_a_review_form_payload_that_is_not_a_decision_records_nothing(demo_db, sent):
+    at = page("runbooks")
+    rid = at.session_state["rb_focus"]
+    before = pipeline.reviews_of(open_services().store.cursor(), rid)
+    send_trigger(at, "review_focus", "submit", sent)
+    assert not at.exception, at.exception
+    assert pipeline.reviews_of(open_services().store.cursor(), rid) == before
+    assert not at.success
 
 
 def test_bulk_review_of_rounds_ticked_in_the_queue(demo_db):
@@ -146,8 +188,8 @@ def test_bulk_review_of_rounds_ticked_in_the_queue(demo_db):
     chosen = list(queue.loc[queue["critic_verdict"] == "pass", "runbook_id"][:3])  # a human decides these
     at.session_state["rb_queue"] = {"selected": chosen}  # as ticking their checkboxes sets it
     at.run()
-    at.text_input(key="reviewer_bulk").input("dana")
-    at.button(key="FormSubmitter:review_bulk-reject (3)").click().run()
+    assert component_data_of(at, "review_bulk")["count"] == 3
+    submit_review(at, "bulk", "reject", "dana")
     assert not at.exception
     cur = open_services().store.cursor()
     for rid in chosen:
@@ -287,8 +329,7 @@ def test_a_review_shows_in_the_queue_of_the_same_run(demo_db):
     assert at.session_state["rb_focus"] == rid  # the form below is this round's
     pending = at.button(key="rb_next_btn").label
     place = _place(at, "rb_queue")
-    at.text_input(key="reviewer_focus").input("dave")
-    at.button(key="FormSubmitter:review_focus-approve (1)").click().run()
+    submit_review(at, "focus", "approve", "dave")
     assert not at.exception
     assert any(s.value == md_escape("approved 1 runbook(s) as dave") for s in at.success)
     assert grid_frame(at, "rb_queue").empty  # no longer pending, without a second run of the page
@@ -301,8 +342,8 @@ def test_a_review_needs_a_reviewer(demo_db):
     at = page("runbooks")
     at.selectbox(key="rb_status").select("pending_review").run()
     (rid,) = grid_frame(at, "rb_queue")["runbook_id"]
-    at.button(key="FormSubmitter:review_focus-reject (1)").click().run()
-    assert [e.value for e in at.error] == ["a reviewer name is required"]
+    submit_review(at, "focus", "reject", "  ")
+    assert component_data_of(at, "review_focus")["error"] == "a reviewer name is required"
     assert pipeline.reviews_of(open_services().store.cursor(), rid) == []
 
 

@@ -19,7 +19,7 @@ from rsr_core.store import store as store_module
 from rsr_core.ui import runbook_views
 from rsr_core.ui.grid import cell
 from rsr_core.ui.server import NAVIGATION
-from tests.pages.conftest import component_data, grid_frame
+from tests.pages.conftest import component_data, grid_frame, submit_review
 
 
 @pytest.fixture
@@ -54,10 +54,9 @@ def test_a_review_and_the_reads_after_it_share_one_opening_and_the_next_run_need
     at = _runbooks()
     at.selectbox(key="rb_status").select("pending_review").run()
     (rid,) = grid_frame(at, "rb_queue")["runbook_id"]
-    at.text_input(key="reviewer_focus").input("erin")
     _prefetched()
     opens.clear()
-    at.button(key="FormSubmitter:review_focus-approve (1)").click().run()
+    submit_review(at, "focus", "approve", "erin")
     assert not at.exception
     assert grid_frame(at, "rb_queue").empty  # read after the write: no longer pending
     assert opens == [str(demo_db)]  # the write and every read after it (it was two openings)
@@ -112,11 +111,9 @@ def test_after_a_review_the_page_shows_what_a_fresh_read_shows_without_reading_t
 ):
     at = _runbooks()
     pending = at.session_state["rb_focus"]
-    at.text_input(key="reviewer_focus").input("erin")
-    at.text_input(key="reason_focus").input("leaks the expected output")
     _prefetched()
     queue_reads.clear()
-    at.button(key="FormSubmitter:review_focus-reject (1)").click().run()
+    submit_review(at, "focus", "reject", "erin", "leaks the expected output")
     assert not at.exception
     assert queue_reads == []  # the reviewed round was read again, not the whole queue
     with Store(demo_db).reading() as cur:

@@ -80,7 +80,7 @@ if require_data(ctx):
     )
     # A popover: its widgets are drawn in the browser only when it is opened.
     with st.popover(f"bulk review ({len(ticked)} ticked)"):
-        review_form(ctx, ticked, key="bulk")
+        review_form(ticked, key="bulk")
     focus = (
         st.session_state.get(FOCUS) or st.query_params.get("runbook") or next(iter(shown["runbook_id"]), None)
     )
