@@ -27,6 +27,7 @@ FOCUS = "rb_focus"  # the round shown below the queue (opened from it, by "next 
 QUEUE = "rb_queue"  # the queue's table (its ticked rounds are the bulk review's)
 FOCUS_FORM = "focus"  # the key of the review form of the round shown (the bulk form's is "bulk")
 FORM_FOR = "review_form_for"  # the round that form was last drawn for
+MAX_REVIEWER, MAX_REASON = 200, 2000  # characters (the form's fields take no more; a client may send more)
 
 
 @cached
@@ -203,14 +204,26 @@ def _submit(runbook_ids: list[str], key: str) -> None:
         sent.get(name) if isinstance(sent.get(name), str) else "" for name in ("reviewer", "reason")
     )
     reviewer, reason = reviewer.strip(), reason.strip()
-    if not reviewer:
-        st.session_state[f"review_error_{key}"] = "a reviewer name is required"
+    error = _invalid(reviewer, reason)
+    if error:
+        st.session_state[f"review_error_{key}"] = error
         return
     st.session_state[REVIEWER] = reviewer
     st.session_state[SUBMITTED] = (list(runbook_ids), sent["decision"], reviewer, reason)
     clear_reason(key)  # the reason was this decision's; the reviewer stays
     if key == "bulk":
         clear(QUEUE)  # the ticks were for this decision
+
+
+def _invalid(reviewer: str, reason: str) -> str | None:
+    """What is wrong with a decision's reviewer and reason (None: nothing)."""
+    if not reviewer:
+        return "a reviewer name is required"
+    if len(reviewer) > MAX_REVIEWER:
+        return f"a reviewer name is at most {MAX_REVIEWER} characters"
+    if len(reason) > MAX_REASON:
+        return f"a reason is at most {MAX_REASON} characters"
+    return None
 
 
 def clear_reason(key: str) -> None:
@@ -249,8 +262,9 @@ def next_pending(pending: list[str], current: str | None) -> str | None:
 
 def review_form(runbook_ids: list[str], key: str) -> None:
     """Approve / reject with reviewer name (remembered for the session) and reason; the queue shows it at once.
-    One component (rsr_core/ui/assets/review.js): a Streamlit form of two text inputs and two buttons cost the
-    Runbooks page about 40 ms to draw, on every load and every review."""
+    One component (rsr_core/ui/assets/review.js, its fields as long as MAX_REVIEWER / MAX_REASON): a Streamlit
+    form of two text inputs and two buttons, drawn on every load and every review, cost the Runbooks page's load
+    about 40 ms in the browser."""
     mount("rsr_core.review", "review")(
         key=f"review_{key}",
         data={
@@ -258,6 +272,7 @@ def review_form(runbook_ids: list[str], key: str) -> None:
             "count": len(runbook_ids),
             "epoch": st.session_state.get(f"review_epoch_{key}", 0),
             "error": st.session_state.pop(f"review_error_{key}", ""),
+            "longest": {"reviewer": MAX_REVIEWER, "reason": MAX_REASON},
         },
         on_submit_change=functools.partial(_submit, list(runbook_ids), key),
     )

@@ -170,6 +170,8 @@ def test_the_review_form_keeps_the_reviewer_and_empties_the_reason_after_a_decis
         {"decision": "approve", "reviewer": ["mallory"], "reason": "x"},
         {"decision": "approve", "reviewer": {"$ne": ""}},
         {"decision": "approve"},
+        {"decision": "approve", "reviewer": "m" * 201},
+        {"decision": "approve", "reviewer": "mallory", "reason": "x" * 2001},
     ],
 )
 def test_a_review_form_payload_that_is_not_a_decision_records_nothing(demo_db, sent):

@@ -3,7 +3,7 @@
 // page's next run reads anything. Enter in a field decides nothing. The reason is emptied when `data.epoch`
 // changes (its decision was recorded, or another round is shown); the reviewer is the session's remembered
 // name unless one is being typed. Text only (textContent): a name or an error is never markup.
-function field(form, name, label) {
+function field(form, name, label, longest) {
   const box = form.appendChild(document.createElement("label"));
   box.className = "field " + name;
   box.appendChild(document.createElement("span")).textContent = label;
@@ -11,17 +11,17 @@ function field(form, name, label) {
   input.name = name;
   input.type = "text";
   input.autocomplete = "off";
-  input.maxLength = name === "reviewer" ? 200 : 2000;
+  input.maxLength = longest;
   return input;
 }
 
-function build(root) {
+function build(root, data) {
   const form = document.createElement("form");
   form.onsubmit = (e) => e.preventDefault(); // Enter in a field: no decision
   const fields = form.appendChild(document.createElement("div"));
   fields.className = "fields";
-  field(fields, "reviewer", "reviewer");
-  field(fields, "reason", "reason");
+  field(fields, "reviewer", "reviewer", data.longest.reviewer);
+  field(fields, "reason", "reason", data.longest.reason);
   const buttons = form.appendChild(document.createElement("div"));
   buttons.className = "buttons";
   for (const decision of ["approve", "reject"]) {
@@ -39,7 +39,7 @@ function build(root) {
 export default function (component) {
   const { data, parentElement, setTriggerValue } = component;
   const root = componentRoot(parentElement, "rsr-review");
-  const form = root.querySelector("form") || build(root);
+  const form = root.querySelector("form") || build(root, data);
   const { reviewer, reason } = form.elements;
   if (form.dataset.reviewer !== data.reviewer) {
     if (document.activeElement !== reviewer) reviewer.value = data.reviewer;
