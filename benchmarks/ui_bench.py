@@ -7,7 +7,10 @@ A working copy of the database gets 2,000 runbook rounds with critic flags and r
 work units, one of them a rewrite of the whole corpus (benchmarks/ui_fixture.py);
 `streamlit run app.py` serves it and headless Debian chromium (Playwright) drives it. Every figure is the median
 of --reps repetitions, in ms from the action (or navigation start) until the run it caused has rendered and the
-DOM has rested; the floor is a one-button app's click and page load. Last, the list, a 300-step trajectory, the
+DOM has rested; the floor is a one-button app's click and page load, sampled right after every sample of a
+measurement: "× floor" divides by the floor's median over the whole run, "× floor beside" by the median of the
+floor samples taken beside that measurement's own (other work on the machine's shared cores comes and goes over
+the minutes of a run, and weighs on both sides of this one alike). Last, the list, a 300-step trajectory, the
 review queue and the overview are rerun while another process commits small transactions to the same file.
 """
 
@@ -35,6 +38,7 @@ class Results:
     def __init__(self) -> None:
         self.samples: dict[str, list[Sample]] = {}
         self.kinds: dict[str, str] = {}
+        self.beside: dict[str, list[float]] = {}  # the floor sampled right after each sample of a measurement
         self.floor: Floor | None = None
 
     def add(self, name: str, kind: str, sample: Sample) -> None:
@@ -47,9 +51,12 @@ class Results:
             # The floor is sampled beside every measurement, so that the machine's load (2 shared cores) weighs
             # on both sides of each ratio alike.
             if kind == LOAD:
-                self.add("floor: page load", LOAD, self.floor.probe.load(self.floor.server.url))
+                floor = self.floor.probe.load(self.floor.server.url)
+                self.add("floor: page load", LOAD, floor)
             else:
-                self.add("floor: click", CLICK, self.floor.click())
+                floor = self.floor.click()
+                self.add("floor: click", CLICK, floor)
+            self.beside.setdefault(name, []).append(floor.ms)
 
     def median(self, name: str) -> float:
         return statistics.median(s.ms for s in self.samples[name])
@@ -66,6 +73,11 @@ class Results:
                     "kind": kind,
                     "median_ms": round(self.median(name)),
                     "ratio": round(self.median(name) / floor[kind], 2) if kind in floor else None,
+                    # Against the floor samples taken beside this measurement's own: the machine's load over
+                    # the minutes of a run (other work on 2 shared cores) weighs on both sides alike.
+                    "ratio_beside": round(self.median(name) / statistics.median(self.beside[name]), 2)
+                    if kind in floor and self.beside.get(name)
+                    else None,
                     "dom_nodes": max(s.nodes for s in samples),
                     "ws_kb": round(statistics.median(s.ws_bytes for s in samples) / 1024, 1),
                     "largest_chart_kb": round(charts / 1024, 1) if charts else None,
@@ -278,12 +290,14 @@ def main() -> None:
 
 
 def markdown(rows: list[dict]) -> str:
-    out = ["| measurement | median ms | × floor | DOM nodes | websocket KB | largest chart KB |", "| --- | ---: | ---: | ---: | ---: | ---: |"]  # fmt: skip
+    out = ["| measurement | median ms | × floor | × floor beside | DOM nodes | websocket KB | largest chart KB |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]  # fmt: skip
     for r in rows:
         ratio = "" if r["ratio"] is None else f"{r['ratio']:.2f}"
+        beside = "" if r.get("ratio_beside") is None else f"{r['ratio_beside']:.2f}"
         chart = "" if r["largest_chart_kb"] is None else f"{r['largest_chart_kb']:.0f}"
         out.append(
-            f"| {r['measurement']} | {r['median_ms']} | {ratio} | {r['dom_nodes']:,} | {r['ws_kb']:.0f} | {chart} |"
+            f"| {r['measurement']} | {r['median_ms']} | {ratio} | {beside} | {r['dom_nodes']:,} | {r['ws_kb']:.0f} "
+            f"| {chart} |"
         )
     return "\n".join(out)
 
