@@ -77,6 +77,18 @@ def status(cur: duckdb.DuckDBPyConnection) -> dict[str, int]:
     }
 
 
+def stored_version(cur: duckdb.DuckDBPyConnection) -> str:
+    """One fingerprint of what the reads of the stored scores give (`values`, `pairs`, `task_pair_counts`):
+    every scored task's fingerprint and pair count, and its category (they are grouped by it). A refresh
+    changes it; a review, a job's progress or new data not yet scored do not."""
+    return scalar(
+        cur,
+        "SELECT md5(coalesce(string_agg(s.task_id || chr(31) || s.fingerprint || chr(31) || s.pairs || chr(31) "
+        "|| coalesce(k.category, chr(30)), chr(29) ORDER BY s.task_id), '')) "
+        "FROM similarity_tasks s LEFT JOIN tasks k USING (task_id)",
+    )
+
+
 def _ids(task_ids: list[str]) -> pa.Table:
     return pa.table({"task_id": pa.array(task_ids, pa.string())})
 

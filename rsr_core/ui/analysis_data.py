@@ -1,5 +1,7 @@
 """The Similarity page's reads: summaries of the stored pair scores (rsr_core/store/similarity_store.py), cached
-per database state, and the background refresh that scores what changed when the page finds them stale.
+per version of the stored scores (a review or a job's progress changes the database, not them: the summaries
+of 87,000 pairs took ~0.25 s to read again), and the background refresh that scores what changed when the page
+finds them stale.
 
 No page visit scores pairs: `rsr ingest` and rewrite jobs refresh the stored scores when they finish; a page
 that still finds stale tasks (data written by an older version, or another tool) starts one refresh thread per
@@ -19,7 +21,7 @@ from rsr_core.analysis.pair_metrics import METRICS
 from rsr_core.analysis.similarity_refresh import refresh
 from rsr_core.store import similarity_store as stored
 from rsr_core.ui.context import AppServices
-from rsr_core.ui.data import Cursor, cached
+from rsr_core.ui.data import Cursor, cached, cached_by
 
 HEATMAP_TRAJECTORIES = 60  # the heatmap of a larger task shows a seeded sample of its trajectories
 
@@ -32,6 +34,13 @@ def state(cur: Cursor) -> dict[str, int | bool]:
     reports = stored.reports(cur, stored.overall_fingerprint(cur))
     figures["current"] = not figures["stale"] and set(reports) == set(METRICS)
     return figures
+
+
+@cached
+def scores_version(cur: Cursor) -> str:
+    """What the stored scores' summaries below are keyed by (`similarity_store.stored_version`): they are read
+    again after a refresh, not after every write to the database."""
+    return stored.stored_version(cur)
 
 
 @cached
@@ -48,14 +57,14 @@ def summary_table(cur: Cursor, metrics: tuple[str, ...]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["metric", "relation", "pairs", "mean", "ci_low", "ci_high"])
 
 
-@cached
+@cached_by(scores_version)
 def metric_stats(cur: Cursor, metrics: tuple[str, ...]) -> pd.DataFrame:
     """Box statistics and densities of every chosen metric, same vs cross, over all stored pairs."""
     frames = [stored.values(cur, m).assign(group=m) for m in metrics]
     return group_stats(pd.concat(frames, ignore_index=True))
 
 
-@cached
+@cached_by(scores_version)
 def grouped_stats(cur: Cursor, metric: str, by: str, task_ids: tuple[str, ...] | None = None) -> pd.DataFrame:
     """One metric's statistics per task (of `task_ids`) or per category."""
     long = stored.values(cur, metric, by, list(task_ids) if task_ids is not None else None)
@@ -66,13 +75,13 @@ def grouped_stats(cur: Cursor, metric: str, by: str, task_ids: tuple[str, ...] |
     return group_stats(long)
 
 
-@cached
+@cached_by(scores_version)
 def task_pairs(cur: Cursor) -> pd.DataFrame:
     """task_id, pairs of the tasks with stored pairs, most pairs first."""
     return stored.task_pair_counts(cur)
 
 
-@cached
+@cached_by(scores_version)
 def heatmap_pairs(cur: Cursor, task_id: str, metric: str) -> tuple[pd.DataFrame, int]:
     """One task's pairs for the heatmap (among at most HEATMAP_TRAJECTORIES of its trajectories, a seeded
     sample) and how many trajectories the task has."""

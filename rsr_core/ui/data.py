@@ -1,4 +1,5 @@
-"""Reads for the pages: results cached until the database changes, the file opened only on a cache miss.
+"""Reads for the pages: results cached until the database changes (`cached_by`: until what they read changes),
+the file opened only on a cache miss.
 
 The database file's identity and its write-ahead log's (size, mtime, inode) change with every committed
 write, by this process or another, and only then (reads change neither): that signature keys the cache, so a
@@ -188,18 +189,35 @@ class Cached(Protocol[R_co]):
     def __call__(self, ctx: AppServices, *args: Any, **kwargs: Any) -> R_co: ...
 
 
-def cached(fn: Callable[..., R]) -> Cached[R]:
-    """`fn(cur, *args)` -> `f(ctx, *args)`, cached per database state (arguments must be hashable values)."""
+def _register(fn: Callable[..., R], state: Callable[[AppServices, str], Any]) -> Cached[R]:
     name = f"{fn.__module__}.{fn.__qualname__}"
     _QUERIES[name] = fn
 
     @functools.wraps(fn)
     def call(ctx: AppServices, *args: Any, **kwargs: Any) -> R:
         path = ctx.settings.db_path
-        return _run(name, path, db_signature(path), args, kwargs)
+        return _run(name, path, state(ctx, path), args, kwargs)
 
     call.name, call.query = name, fn  # type: ignore[attr-defined]
     return cast(Cached[R], call)
+
+
+def cached(fn: Callable[..., R]) -> Cached[R]:
+    """`fn(cur, *args)` -> `f(ctx, *args)`, cached per database state (arguments must be hashable values)."""
+    return _register(fn, lambda ctx, path: db_signature(path))
+
+
+def cached_by(version: Cached[Any]) -> Callable[[Callable[..., R]], Cached[R]]:
+    """`cached`, but keyed by what the read `version` gives (a small read, itself cached per database state)
+    instead of by the database's state: for reads of data that most writes leave as it was (the stored
+    similarity scores change with their refresh, not with a review or a job's progress), so that a write does
+    not send every such read back to the file. `fn` must give the same result whenever `version` gives the
+    same value."""
+
+    def wrap(fn: Callable[..., R]) -> Cached[R]:
+        return _register(fn, lambda ctx, path: ("version", version.name, version(ctx)))
+
+    return wrap
 
 
 Cursor = duckdb.DuckDBPyConnection

@@ -116,3 +116,24 @@ def test_stale_stored_scores_are_not_used(store, capsys):
     assert json.loads(_cli(capsys, store.path)) == summarise(fresh, "exact")  # report stale: scored now
     t1 = fresh[fresh["task_id"] == "t1"].reset_index(drop=True)
     assert json.loads(_cli(capsys, store.path, "--task", "t1")) == summarise(t1, "exact")
+
+
+def test_the_stored_version_changes_with_the_scores_and_categories_not_with_other_writes(store):
+    from rsr_core.models import Review, Task
+    from rsr_core.store import pipeline
+
+    def version() -> str:
+        with store.reading() as cur:
+            return stored.stored_version(cur)
+
+    refresh(store)
+    scored = version()
+    with store.transaction() as cur:  # a review, as the Runbooks page writes one
+        pipeline.insert_review(cur, Review(runbook_id="rb1", decision="approve", reviewer="q"))
+    store.write_trajectories([run("N", "t2", ["make", "make install"], runbook="rb3")])
+    assert version() == scored  # a new passed rewrite: not scored yet, the stored scores are as they were
+    refresh(store)
+    rescored = version()
+    assert rescored != scored
+    store.write_task(Task(task_id="t2", category="build-systems"), "h1")  # the views group by category
+    assert version() != rescored

@@ -287,6 +287,36 @@ def test_a_job_does_not_start_against_an_endpoint_that_does_not_answer(demo_db, 
     assert not open_services().jobs.jobs
 
 
+def test_similarity_summaries_are_read_again_after_a_refresh_not_after_other_writes(demo_db, monkeypatch):
+    from rsr_core.analysis.similarity_refresh import refresh
+    from rsr_core.models import Review
+    from rsr_core.store import similarity_store
+
+    store = open_services().store
+    refresh(store)
+    reads: list[str] = []
+    real = similarity_store.values
+    monkeypatch.setattr(
+        similarity_store, "values", lambda cur, metric, *a: reads.append(metric) or real(cur, metric, *a)
+    )
+    at = page("similarity")
+    assert not at.exception and reads  # the first visit reads the stored scores
+    first = chart_svgs(at)
+    reads.clear()
+    with store.transaction() as cur:  # a review: the stored scores are as they were
+        pipeline.insert_review(cur, Review(runbook_id="rb-x", decision="approve", reviewer="q"))
+    at = page("similarity")
+    assert not at.exception and reads == [] and chart_svgs(at) == first
+    with store.transaction() as cur:  # a passed rewrite fails now: its task is scored again
+        cur.execute(
+            "UPDATE trajectories SET reward = 0 WHERE trajectory_id = "
+            "(SELECT min(trajectory_a) FROM similarity_pairs)"
+        )
+    assert refresh(store).scored_tasks == 1
+    at = page("similarity")
+    assert not at.exception and reads and chart_svgs(at) != first
+
+
 def test_similarity_scores_once_in_the_background_then_draws_stored_summaries(demo_db):
     from rsr_core.ui import analysis_data
 
