@@ -181,10 +181,10 @@ def queue_after_reviews(queue: pd.DataFrame, reviews: Sequence[tuple[str, str, s
     for row, (_, decision, reviewer) in zip(rows, reviews, strict=True):
         if row < 0:
             continue
-        out.iat[row, col["status"]] = status_after_review(out.iat[row, col["status"]], decision)
+        out.iat[row, col["status"]] = status_after_review(str(out.iat[row, col["status"]]), decision)
         out.iat[row, col["review"]] = decision
         out.iat[row, col["last_reviewer"]] = reviewer
-        out.iat[row, col["reviews"]] = out.iat[row, col["reviews"]] + 1
+        out.iat[row, col["reviews"]] = cast(int, out.iat[row, col["reviews"]]) + 1
     pending_last = (out["status"] != "pending_review").tolist()
     keys = list(zip(pending_last, *(out[c].tolist() for c in _QUEUE_ORDER), strict=True))
     order = sorted(range(len(out)), key=keys.__getitem__)  # nearly sorted already: one pass

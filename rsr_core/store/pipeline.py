@@ -53,12 +53,13 @@ def set_critic_verdict(cur: duckdb.DuckDBPyConnection, runbook_id: str, verdict:
 def insert_review(cur: duckdb.DuckDBPyConnection, review: Review) -> Review:
     """Append a human review (reviews are never updated; the latest decides); returns it as stored (with the
     time the store gave it, as `reviews_of` reads it)."""
-    (created_at,) = cur.execute(
+    stored = cur.execute(
         "INSERT INTO reviews (runbook_id, decision, reviewer, reason, seq, schema_version) "
         "VALUES (?, ?, ?, ?, nextval('review_seq'), ?) RETURNING created_at",
         [review.runbook_id, review.decision, review.reviewer, review.reason, SCHEMA_VERSION],
     ).fetchone()
-    return review.model_copy(update={"reason": review.reason or "", "created_at": created_at})
+    assert stored is not None  # an INSERT ... RETURNING of one row returns it
+    return review.model_copy(update={"reason": review.reason or "", "created_at": stored[0]})
 
 
 def insert_transfer(cur: duckdb.DuckDBPyConnection, verdict: TransferVerdict) -> None:

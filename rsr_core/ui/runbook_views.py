@@ -200,10 +200,9 @@ def _submit(runbook_ids: list[str], key: str) -> None:
     sent = (st.session_state.get(f"review_{key}") or {}).get("submit")
     if not isinstance(sent, dict) or sent.get("decision") not in ("approve", "reject"):
         return
-    reviewer, reason = (
-        sent.get(name) if isinstance(sent.get(name), str) else "" for name in ("reviewer", "reason")
-    )
-    reviewer, reason = reviewer.strip(), reason.strip()
+    reviewer, reason = (sent.get(name) for name in ("reviewer", "reason"))
+    reviewer = reviewer.strip() if isinstance(reviewer, str) else ""
+    reason = reason.strip() if isinstance(reason, str) else ""
     error = _invalid(reviewer, reason)
     if error:
         st.session_state[f"review_error_{key}"] = error
