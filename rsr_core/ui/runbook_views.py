@@ -193,11 +193,13 @@ def record_reviews(
 
 
 def _submit(runbook_ids: list[str], key: str) -> None:
-    """The form's callback: it runs before the page's next run and leaves the decision sent (the trigger
-    "submit" of the form `key`: decision, reviewer, reason) for that run to record (`record_submitted`) before
-    it reads anything, so the queue it draws already holds the review and the write and the reads share one
-    opening of the file (no second run of the page). What the browser sent is checked here."""
-    sent = (st.session_state.get(f"review_{key}") or {}).get("submit")
+    """The form's callback: it runs before the page's next run and leaves the decision sent (the state
+    "decision" of the form `key`: decision, reviewer, reason and a nonce, new with every click) for that run to
+    record (`record_submitted`) before it reads anything, so the queue it draws already holds the review and
+    the write and the reads share one opening of the file (no second run of the page). What the browser sent
+    is checked here. (A state, not a trigger: a component's trigger value is not in `st.session_state` within
+    a callback on every Streamlit this package supports.)"""
+    sent = (st.session_state.get(f"review_{key}") or {}).get("decision")
     if not isinstance(sent, dict) or sent.get("decision") not in ("approve", "reject"):
         return
     reviewer, reason = (sent.get(name) for name in ("reviewer", "reason"))
@@ -273,7 +275,7 @@ def review_form(runbook_ids: list[str], key: str) -> None:
             "error": st.session_state.pop(f"review_error_{key}", ""),
             "longest": {"reviewer": MAX_REVIEWER, "reason": MAX_REASON},
         },
-        on_submit_change=functools.partial(_submit, list(runbook_ids), key),
+        on_decision_change=functools.partial(_submit, list(runbook_ids), key),
     )
 
 

@@ -75,26 +75,26 @@ def component_data_of(at: AppTest, key: str) -> dict:
     raise AssertionError(f"no component {key!r} on the page")
 
 
-def send_trigger(at: AppTest, key: str, event: str, value: object) -> AppTest:
-    """Run the page as the browser does after the studio's component `key` sent the trigger `event` with
-    `value` (AppTest cannot type or click inside a component): the page's widget states and that payload, as
-    the component's trigger aggregator (Streamlit's own wiring then calls the component's callback)."""
-    from streamlit.components.v2.bidi_component.main import _make_trigger_id
-
+def send_state(at: AppTest, key: str, name: str, value: object) -> AppTest:
+    """Run the page as the browser does after the studio's component `key` set its state `name` to `value`
+    (AppTest cannot type or click inside a component): the page's widget states and the component's state, as
+    the front end sends it (Streamlit's own wiring then calls the component's callback for that state)."""
     (element_id,) = [e.proto.id for e in at.get("bidi_component") if e.proto.id.endswith(f"-{key}")]
-    states = at._tree.get_widget_states()  # noqa: SLF001 - what .run() sends, plus the trigger below
-    trigger = states.widgets.add()
-    trigger.id = _make_trigger_id(element_id, "events")
-    trigger.json_trigger_value = json.dumps([{"event": event, "value": value}])
+    states = at._tree.get_widget_states()  # noqa: SLF001 - what .run() sends, plus the state below
+    state = states.widgets.add()
+    state.id = element_id
+    state.json_value = json.dumps({name: value})
     return at._run(states)  # noqa: SLF001
+
+
+_CLICKS = iter(range(1, 1_000_000))
 
 
 def submit_review(at: AppTest, form: str, decision: str, reviewer: str = "", reason: str = "") -> AppTest:
     """Approve or reject in the Runbooks page's review form `form` ("focus": the round shown; "bulk") with
-    this reviewer and reason typed."""
-    return send_trigger(
-        at, f"review_{form}", "submit", {"decision": decision, "reviewer": reviewer, "reason": reason}
-    )
+    this reviewer and reason typed (each call a new click, as the form's nonce makes it)."""
+    sent = {"decision": decision, "reviewer": reviewer, "reason": reason, "nonce": str(next(_CLICKS))}
+    return send_state(at, f"review_{form}", "decision", sent)
 
 
 def grid_frame(at: AppTest, key: str) -> pd.DataFrame:

@@ -18,7 +18,7 @@ from tests.pages.conftest import (
     grid_frame,
     open_services,
     page,
-    send_trigger,
+    send_state,
     step_cards,
     submit_review,
 )
@@ -178,7 +178,7 @@ def test_a_review_form_payload_that_is_not_a_decision_records_nothing(demo_db, s
     at = page("runbooks")
     rid = at.session_state["rb_focus"]
     before = pipeline.reviews_of(open_services().store.cursor(), rid)
-    send_trigger(at, "review_focus", "submit", sent)
+    send_state(at, "review_focus", "decision", sent)
     assert not at.exception, at.exception
     assert pipeline.reviews_of(open_services().store.cursor(), rid) == before
     assert not at.success

@@ -1,5 +1,6 @@
 // The review form: reviewer and reason typed into plain inputs (kept by the browser between runs), approve and
-// reject as buttons that send one trigger "submit" {decision, reviewer, reason}; Python records it before the
+// reject as buttons that set the component's state "decision" to {decision, reviewer, reason, nonce} (a new
+// nonce every click, so each click is a change Python's callback sees once); Python records it before the
 // page's next run reads anything. Enter in a field decides nothing. The reason is emptied when `data.epoch`
 // changes (its decision was recorded, or another round is shown); the reviewer is the session's remembered
 // name unless one is being typed. Text only (textContent): a name or an error is never markup.
@@ -37,7 +38,7 @@ function build(root, data) {
 }
 
 export default function (component) {
-  const { data, parentElement, setTriggerValue } = component;
+  const { data, parentElement, setStateValue } = component;
   const root = componentRoot(parentElement, "rsr-review");
   const form = root.querySelector("form") || build(root, data);
   const { reviewer, reason } = form.elements;
@@ -55,7 +56,8 @@ export default function (component) {
     button.disabled = !data.count; // also undoes the click's own disabling, once the run it caused is drawn
     button.onclick = () => {
       for (const b of form.querySelectorAll("button")) b.disabled = true; // one decision per click
-      setTriggerValue("submit", { decision: button.name, reviewer: reviewer.value, reason: reason.value });
+      const nonce = `${Date.now()}-${Math.random().toString(36).slice(2)}`;
+      setStateValue("decision", { decision: button.name, reviewer: reviewer.value, reason: reason.value, nonce });
     };
   }
   const error = form.querySelector(".error");
