@@ -3,7 +3,6 @@ live progress with its failures, time, tokens and cost (Streamlit)."""
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import pandas as pd
@@ -19,7 +18,7 @@ from rsr_core.store.preferences import get_preferences, set_preferences
 from rsr_core.ui.context import DEMO_MODELS, AppServices
 from rsr_core.ui.data import Cursor, cached
 from rsr_core.ui.grid import grid
-from rsr_core.ui.widgets import md_escape, money_column
+from rsr_core.ui.widgets import md_escape, money_column, page_number
 
 SCRIPTED = "scripted-demo"  # the stored endpoint value that means "the project's scripted demo model"
 PREFIX = "rewrite."
@@ -238,14 +237,6 @@ def _units_page(cur: Cursor, job_id: str, page: int) -> list[dict[str, Any]]:
     return jobs_sql.units_of(cur, job_id, (page - 1) * UNIT_ROWS, UNIT_ROWS)
 
 
-def _page(label: str, rows: int, per_page: int, key: str) -> int:
-    """The page number of a paged table: a number field when there is more than one page."""
-    pages = max(1, math.ceil(rows / per_page))
-    if pages == 1:
-        return 1
-    return int(st.number_input(f"{label} (of {pages}; {rows:,})", 1, pages, 1, key=key))
-
-
 def job_view(ctx: AppServices, job_id: str) -> None:
     """One job: progress by unit kind (failed counted), failures grouped by error, where each unit ran."""
     d = _job_detail(ctx, job_id)
@@ -266,7 +257,9 @@ def job_view(ctx: AppServices, job_id: str) -> None:
         st.caption(md_escape("first: " + ", ".join(f["first"])))
     if units:
         with st.expander(f"units of {job_id} ({units:,}): where and when each ran"):
-            page = _page("units page", units, UNIT_ROWS, f"units_page_{job_id}")
+            page = page_number(
+                st, "units page", units, UNIT_ROWS, f"{units:,}", f"units_page_{job_id}", one_page_hidden=True
+            )
             shown = pd.DataFrame(_units_page(ctx, job_id, page))
             grid(shown, key=f"units_{job_id}", height=400 if len(shown) > 12 else None)
 
@@ -314,7 +307,9 @@ def _progress(ctx: AppServices, live: bool) -> None:
     if not rows:
         st.caption("no jobs yet")
         return
-    page = _page("jobs page", len(rows), JOB_ROWS, "jobs_page")
+    page = page_number(
+        st, "jobs page", len(rows), JOB_ROWS, f"{len(rows):,}", "jobs_page", one_page_hidden=True
+    )
     shown_rows = rows[(page - 1) * JOB_ROWS : page * JOB_ROWS]
     grid(_jobs_frame(ctx, shown_rows), key="jobs_table", labels={"cost_usd": "cost (USD)"})
     ids = [r["job_id"] for r in rows]

@@ -6,8 +6,6 @@ page of turns; only the rows of the page are read from the store.
 
 from __future__ import annotations
 
-import math
-
 import pandas as pd
 import streamlit as st
 
@@ -20,7 +18,7 @@ from rsr_core.ui.data import Cursor, cached
 from rsr_core.ui.grid import clear, grid
 from rsr_core.ui.steps import show_steps
 from rsr_core.ui.views import turn_spans
-from rsr_core.ui.widgets import md_escape, money_column, select_in_popover
+from rsr_core.ui.widgets import md_escape, money_column, page_number, select_in_popover
 
 STEPS_PER_PAGE = 25
 TURNS_PER_PAGE = 8
@@ -163,8 +161,7 @@ def trajectory_list(ctx: AppServices) -> None:
         sort = st.selectbox("sort by", [None, *ALWAYS, *OPTIONAL], key="list_sort", format_func=_sort_name)
         descending = st.toggle("descending", key="list_desc", disabled=sort is None)
     total = _count(ctx, f)
-    pages = max(1, math.ceil(total / ROWS_PER_PAGE))
-    page = c[2].number_input(f"page (of {pages}; {total:,} trajectories)", 1, pages, 1, key="list_page")
+    page = page_number(c[2], "page", total, ROWS_PER_PAGE, f"{total:,} trajectories", "list_page")
     prices = tuple(sorted(ctx.settings.prices.items()))
     frame = _page(ctx, f, ROWS_PER_PAGE, (page - 1) * ROWS_PER_PAGE, sort, descending, prices)
     shown = frame[[*ALWAYS, *columns]] if not frame.empty else frame
@@ -313,14 +310,9 @@ def trajectory_detail(ctx: AppServices, trajectory_id: str, step: int | None) ->
     if step is not None and not 1 <= step <= n_steps:
         st.error(md_escape(f"{trajectory_id} has no step {step}: it has {n_steps} steps (1–{n_steps})"))
         return
-    pages = max(1, math.ceil(n_steps / STEPS_PER_PAGE))
     first = ((step - 1) // STEPS_PER_PAGE + 1) if step else 1
-    page = st.number_input(
-        f"steps page (of {pages}; {n_steps} steps)",
-        1,
-        pages,
-        min(first, pages),
-        key=f"steps_page_{trajectory_id}",
+    page = page_number(
+        st, "steps page", n_steps, STEPS_PER_PAGE, f"{n_steps} steps", f"steps_page_{trajectory_id}", first
     )
     lo = (page - 1) * STEPS_PER_PAGE + 1
     traj = _trajectory(ctx, trajectory_id, lo, lo + STEPS_PER_PAGE)
@@ -346,7 +338,7 @@ def trajectory_detail(ctx: AppServices, trajectory_id: str, step: int | None) ->
         ],
         scroll=linked,
     )
-    if traj.verifier_output and page == pages:
+    if traj.verifier_output and page * STEPS_PER_PAGE >= n_steps:  # the last page
         with st.expander("verifier output"):
             st.code(traj.verifier_output, language="text")
 
@@ -366,9 +358,8 @@ def side_by_side(ctx: AppServices, a_id: str, b_id: str) -> None:
             header(ctx, h, _totals(ctx, tid))
     spans = [turn_spans(_step_sources(ctx, tid)) for tid in (a_id, b_id)]
     n_turns = max(len(spans[0]), len(spans[1]))
-    pages = max(1, math.ceil(n_turns / TURNS_PER_PAGE))
-    page = st.number_input(
-        f"turns page (of {pages}; {n_turns} turns)", 1, pages, 1, key=f"turns_page_{a_id}_{b_id}"
+    page = page_number(
+        st, "turns page", n_turns, TURNS_PER_PAGE, f"{n_turns} turns", f"turns_page_{a_id}_{b_id}"
     )
     first, last = (page - 1) * TURNS_PER_PAGE, min(page * TURNS_PER_PAGE, n_turns)
     sides = []

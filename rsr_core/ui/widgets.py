@@ -4,6 +4,7 @@ escaped), never as HTML."""
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
@@ -131,6 +132,24 @@ def select_in_popover(
     choice = format_func(current if current in options else (options[0] if options else None))
     with where.popover(md_escape(f"{name or label}: {choice}"), width=width, key=f"{key}_pop"):
         return st.selectbox(label, options, key=key, format_func=format_func)
+
+
+def page_number(
+    where: Any,
+    label: str,
+    rows: int,
+    per_page: int,
+    counted: str,
+    key: str,
+    first: int = 1,
+    one_page_hidden: bool = False,
+) -> int:
+    """The page of a paged view: a number field in `where` labelled "`label` (of N; `counted`)", starting at
+    `first` (clamped); with `one_page_hidden`, no field when everything fits on one page."""
+    pages = max(1, math.ceil(rows / per_page))
+    if one_page_hidden and pages == 1:
+        return 1
+    return int(where.number_input(f"{label} (of {pages}; {counted})", 1, pages, min(first, pages), key=key))
 
 
 def page_link(label: str, page: str, **params: str) -> None:

@@ -1,8 +1,6 @@
 """Diff: a source's commands against one of its rewrites, aligned, with the pair's overlap figures and, for a
 rewrite that is not kept, why."""
 
-import math
-
 import streamlit as st
 
 from rsr_core.ui.diff_data import DIFF_ROWS, diff_of, rewrites_of, sources
@@ -14,6 +12,7 @@ from rsr_core.ui.widgets import (
     app_services,
     md_escape,
     page_link,
+    page_number,
     require_data,
     scripted_banner,
     select_in_popover,
@@ -61,8 +60,7 @@ if require_data(ctx):
         f"{counts['equal']} equal · {counts['delete']} only in the source (red) · {counts['insert']} only in "
         f"the rewrite (green) · {counts['replace']} changed (yellow)"
     )
-    pages = max(1, math.ceil(len(rows) / DIFF_ROWS))
-    page = st.number_input(f"rows page (of {pages}; {len(rows)} rows)", 1, pages, 1, key="diff_page")
+    page = page_number(st, "rows page", len(rows), DIFF_ROWS, f"{len(rows)} rows", "diff_page")
     frame = diff_frame(rows[(page - 1) * DIFF_ROWS : page * DIFF_ROWS])
     table(
         frame,

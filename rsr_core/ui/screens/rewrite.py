@@ -1,8 +1,6 @@
 """Rewrite: choose sources, K/M/rounds/gate and models (kept per database), check the endpoint, start a job and
 follow every job live."""
 
-import math
-
 import streamlit as st
 
 from rsr_core.jobs.runner import JobError
@@ -22,7 +20,7 @@ from rsr_core.ui.rewrite_views import (
     readiness,
     settings_label,
 )
-from rsr_core.ui.widgets import app_services, md_escape, require_data, scripted_banner
+from rsr_core.ui.widgets import app_services, md_escape, page_number, require_data, scripted_banner
 
 
 @cached
@@ -51,8 +49,7 @@ if require_data(ctx):
         tasks = st.multiselect(
             "rewrite every success of these tasks", sorted(found["task_id"].unique()), key="rw_tasks"
         )
-    pages = max(1, math.ceil(len(found) / SOURCE_ROWS))
-    page = st.number_input(f"sources page (of {pages}; {len(found):,} successes)", 1, pages, 1, key="rw_page")
+    page = page_number(st, "sources page", len(found), SOURCE_ROWS, f"{len(found):,} successes", "rw_page")
     shown = found.iloc[(page - 1) * SOURCE_ROWS : page * SOURCE_ROWS].reset_index(drop=True)
     sources = grid(shown, key="rw_sources", row_key="trajectory_id", select="multi")
     picked = st.empty()  # always there: what appears on ticking a row moves nothing below it

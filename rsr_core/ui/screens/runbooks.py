@@ -1,8 +1,6 @@
 """Runbooks: the review queue by status with progress, "next pending", bulk approve/reject of ticked rounds, and
 the round opened from the queue: its lineage's rounds, flags, reviews and provenance."""
 
-import math
-
 import streamlit as st
 
 from rsr_core.ui.data import prefetch
@@ -21,7 +19,14 @@ from rsr_core.ui.runbook_views import (
     review_form,
     runbook_detail,
 )
-from rsr_core.ui.widgets import app_services, md_escape, require_data, scripted_banner, select_in_popover
+from rsr_core.ui.widgets import (
+    app_services,
+    md_escape,
+    page_number,
+    require_data,
+    scripted_banner,
+    select_in_popover,
+)
 
 QUEUE_ROWS = 50  # rounds drawn per page of the queue (the queue itself may hold thousands)
 QUEUE_COLUMNS = ["runbook_id", "status", "task_id", "variant", "round", "critic_verdict", "flags", "review",
@@ -63,8 +68,7 @@ if require_data(ctx):
     if c[2].button(f"next pending ({len(pending)})", key="rb_next_btn", disabled=not pending):
         current = st.session_state.get(FOCUS) or st.query_params.get("runbook")
         st.session_state[FOCUS] = next_pending(pending, current)
-    pages = max(1, math.ceil(len(rows) / QUEUE_ROWS))
-    page = st.number_input(f"queue page (of {pages}; {len(rows):,} rounds)", 1, pages, 1, key="rb_page")
+    page = page_number(st, "queue page", len(rows), QUEUE_ROWS, f"{len(rows):,} rounds", "rb_page")
     shown = rows.iloc[(page - 1) * QUEUE_ROWS : page * QUEUE_ROWS].reset_index(drop=True)
     # Source, job and time are in the runbook's provenance below. A round's id opens it below; its checkbox
     # chooses it for a bulk review (kept across queue pages).
