@@ -28,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.ui_browser import QUIET_MS, Probe, Sample, launch
 from benchmarks.ui_fixture import ROOT, Server, Writer, floor_script, free_port, prepare
+from rsr_core.ui.keys import widget_key
 
 CLICK, LOAD = "click", "load"
 
@@ -192,15 +193,16 @@ def studio(browser, url: str, t: dict[str, str], results: Results, reps: int) ->
             LOAD,
             probe.load(f"{url}/trajectories?compare={t['a']},{t['b']}"),
         )
-        results.add("side by side: next turns page", CLICK, probe.click(f"turns_page_{t['a']}_{t['b']}", "[data-testid='stNumberInputStepUp']"))  # fmt: skip
+        results.add("side by side: next turns page", CLICK, probe.click(widget_key("turns_page", t['a'], t['b']), "[data-testid='stNumberInputStepUp']"))  # fmt: skip
     # The jobs: the units of the job shown (the review job, waiting for its reviews), a page further.
     for _ in range(reps):
         probe.load(f"{url}/rewrite")
         probe.page.get_by_text("units of bench-review").first.click()  # the expander opens in the browser,
-        probe.key("units_page_bench-review").wait_for(state="visible")  # which then draws what it holds
+        units_page = widget_key("units_page", "bench-review")
+        probe.key(units_page).wait_for(state="visible")  # which then draws what it holds
         probe.page.wait_for_function(f"() => performance.now() - window.__rsr.last >= {QUIET_MS}")
         step_up = "[data-testid='stNumberInputStepUp']"
-        results.add("jobs: a job's units, next page", CLICK, probe.click("units_page_bench-review", step_up))
+        results.add("jobs: a job's units, next page", CLICK, probe.click(units_page, step_up))
     # The review queue.
     for _ in range(reps):
         probe.load(f"{url}/runbooks")

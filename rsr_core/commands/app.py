@@ -11,8 +11,12 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from rsr_core.settings import Settings
 
-# The studio is an app, not a script under edit: no file watching, no usage statistics.
+# The studio is an app, not a script under edit: no file watching, no usage statistics, no developer menu
+# ("Deploy", "Rerun"), and no exception details in the browser (pages show their own error box; the server's
+# log keeps the traceback).
 STREAMLIT_FLAGS = (
+    "--client.toolbarMode=viewer",
+    "--client.showErrorDetails=none",
     "--server.headless=true",
     "--server.fileWatcherType=none",
     "--server.runOnSave=false",

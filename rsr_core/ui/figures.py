@@ -6,12 +6,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from rsr_core.ui.component import mount
+from rsr_core.ui.text import shown
 
 
 def figures(values: Mapping[str, object], *, key: str) -> None:
     """Draw `values` (label -> figure, in order) as one row; integers with thousands separators."""
-    shown = [{"label": label, "value": _text(value)} for label, value in values.items()]
-    mount("rsr_core.figures", "figures")(key=key, data={"figures": shown})
+    cells = [{"label": shown(label), "value": shown(_text(value))} for label, value in values.items()]
+    mount("rsr_core.figures", "figures")(key=key, data={"figures": cells})
 
 
 def _text(value: object) -> str:

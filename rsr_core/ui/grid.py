@@ -11,6 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from rsr_core.ui.component import mount
+from rsr_core.ui.text import shown
 
 Select = Literal["none", "multi"]
 Format = Callable[[Any], str]
@@ -53,12 +54,12 @@ def grid(
     chosen = list(state.get("selected") or []) if select != "none" else []
     columns = list(frame.columns)
     rows = [
-        [formats.get(c, cell)(v) for c, v in zip(columns, values, strict=True)]
+        [shown(formats.get(c, cell)(v)) for c, v in zip(columns, values, strict=True)]
         for values in frame.itertuples(index=False, name=None)
     ]
     data = {
         "ids": [str(c) for c in columns],
-        "columns": [labels.get(c, c) for c in columns],
+        "columns": [shown(str(labels.get(c, c))) for c in columns],
         "numeric": [pd.api.types.is_numeric_dtype(frame[c]) and c not in formats for c in columns],
         "rows": rows,
         "keys": keys,

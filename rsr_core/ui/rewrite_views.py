@@ -18,6 +18,7 @@ from rsr_core.store.preferences import get_preferences, set_preferences
 from rsr_core.ui.context import DEMO_MODELS, AppServices
 from rsr_core.ui.data import Cursor, cached
 from rsr_core.ui.grid import grid
+from rsr_core.ui.keys import widget_key
 from rsr_core.ui.widgets import md_escape, money_column, page_number
 
 SCRIPTED = "scripted-demo"  # the stored endpoint value that means "the project's scripted demo model"
@@ -258,10 +259,16 @@ def job_view(ctx: AppServices, job_id: str) -> None:
     if units:
         with st.expander(f"units of {job_id} ({units:,}): where and when each ran"):
             page = page_number(
-                st, "units page", units, UNIT_ROWS, f"{units:,}", f"units_page_{job_id}", one_page_hidden=True
+                st,
+                "units page",
+                units,
+                UNIT_ROWS,
+                f"{units:,}",
+                widget_key("units_page", job_id),
+                one_page_hidden=True,
             )
             shown = pd.DataFrame(_units_page(ctx, job_id, page))
-            grid(shown, key=f"units_{job_id}", height=400 if len(shown) > 12 else None)
+            grid(shown, key=widget_key("units", job_id), height=400 if len(shown) > 12 else None)
 
 
 LIVE_S = 1.5  # how often the jobs are read again while one runs
@@ -301,7 +308,7 @@ def _progress(ctx: AppServices, live: bool) -> None:
     for job in ctx.jobs.jobs.values():
         if job.error:
             st.error(md_escape(f"{job.job_id}: {job.error}"))
-        if job.alive and st.button(f"cancel {job.job_id}", key=f"cancel_{job.job_id}"):
+        if job.alive and st.button(f"cancel {job.job_id}", key=widget_key("cancel", job.job_id)):
             ctx.jobs.cancel(job.job_id)
     rows = job_rows(ctx)
     if not rows:

@@ -17,6 +17,7 @@ from rsr_core.ui.component import mount
 from rsr_core.ui.context import AppServices
 from rsr_core.ui.data import Cursor, cached, write_in_run
 from rsr_core.ui.grid import clear, table
+from rsr_core.ui.text import shown
 from rsr_core.ui.widgets import frame_reads, md_escape, page_link
 
 STATUSES = ["pending_review", "approved", "critic_rejected", "human_rejected", "critic_pending"]
@@ -104,7 +105,8 @@ def progress_bars(ctx: AppServices, all_rounds: pd.DataFrame) -> None:
             for r in p["by"]
         ),
     ]
-    mount("rsr_core.bars", "bars")(key="rb_progress", data={"bars": bars})
+    shown_bars = [{**b, "label": shown(str(b["label"]))} for b in bars]
+    mount("rsr_core.bars", "bars")(key="rb_progress", data={"bars": shown_bars})
 
 
 def reviewers_after(
@@ -321,18 +323,20 @@ def round_card(rb: Runbook, flags: list[CriticFlag]) -> dict[str, Any]:
         where = "" if f.span_start is None else f" · characters {f.span_start}–{f.span_end}"
         cards.append(
             {
-                "head": f"{f.kind} · {f.stage} stage · score {f.score:.2f}{where}",
-                "evidence": f.evidence,
-                "matched": f"matches {f.matched_path or 'hidden text'}: {f.matched_text}"
+                "head": shown(f"{f.kind} · {f.stage} stage · score {f.score:.2f}{where}"),
+                "evidence": shown(f.evidence),
+                "matched": shown(f"matches {f.matched_path or 'hidden text'}: {f.matched_text}")
                 if f.matched_text
                 else "",
-                "reason": f.reason or "",
+                "reason": shown(f.reason or ""),
             }
         )
     return {
-        "title": f"round {rb.round} · critic verdict {rb.critic_verdict} · {len(flags)} flag(s) · "
-        f"prompt {rb.prompt_version} · model {rb.model}",
-        "segments": flagged_segments(rb.text(), flags),
+        "title": shown(
+            f"round {rb.round} · critic verdict {rb.critic_verdict} · {len(flags)} flag(s) · "
+            f"prompt {rb.prompt_version} · model {rb.model}"
+        ),
+        "segments": [(shown(piece), marked) for piece, marked in flagged_segments(rb.text(), flags)],
         "summary": f"the {len(flags)} flag(s) of round {rb.round}",
         "flags": cards,
     }

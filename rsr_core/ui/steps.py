@@ -11,6 +11,8 @@ import streamlit as st
 
 from rsr_core.models import Step
 from rsr_core.ui.component import mount
+from rsr_core.ui.keys import widget_key
+from rsr_core.ui.text import shown
 
 SHOW_HEAD, SHOW_TAIL = 3000, 1500
 MAX_INLINE = 400_000
@@ -48,7 +50,10 @@ class Cards:
         self.full = full
         self.downloads: list[tuple[str, str]] = []
 
-    def block(self, text: str, block_id: str) -> list[dict[str, str]]:
+    def block(self, raw: str, block_id: str) -> list[dict[str, str]]:
+        """A long text block: cut (head and tail) unless the reader asked for all of it; past MAX_INLINE
+        characters the whole raw text is offered as a download."""
+        text = shown(raw)
         if len(text) <= SHOW_HEAD + SHOW_TAIL:
             return [{"kind": "code", "text": text}]
         if block_id not in self.full:
@@ -59,7 +64,7 @@ class Cards:
             ]
         if len(text) <= MAX_INLINE:
             return [{"kind": "code", "text": text}]
-        self.downloads.append((block_id, text))
+        self.downloads.append((block_id, raw))
         note = (
             f"the first {MAX_INLINE:,} of {len(text):,} characters; the whole text downloads below the steps"
         )
@@ -73,7 +78,9 @@ class Cards:
         blocks: list[dict[str, str]] = []
         if step.source == "agent":
             if step.analysis is not None:
-                blocks.append({"kind": "text", "text": f"Analysis: {step.analysis}\nPlan: {step.plan or ''}"})
+                blocks.append(
+                    {"kind": "text", "text": shown(f"Analysis: {step.analysis}\nPlan: {step.plan or ''}")}
+                )
             else:
                 blocks.append({"kind": "note", "text": "answer (not valid protocol JSON)"})
                 blocks += self.block(step.message, f"{key}_msg")
@@ -81,7 +88,7 @@ class Cards:
                 commands = "\n".join(
                     f"{c.keystrokes.rstrip()}    # wait {c.duration:g}s" for c in step.commands
                 )
-                blocks.append({"kind": "code", "text": commands})
+                blocks.append({"kind": "code", "text": shown(commands)})
             if step.task_complete:
                 blocks.append({"kind": "note", "text": "claims the task is complete"})
             if step.observation:
@@ -96,7 +103,7 @@ class Cards:
             "label": label or "",
             "open": highlight,
             "highlight": highlight,
-            "caption": step_caption(step, seconds),
+            "caption": shown(step_caption(step, seconds)),
             "blocks": blocks,
         }
 
@@ -127,5 +134,5 @@ def show_steps(
     for n, (block_id, text) in enumerate(cards.downloads, 1):
         name = re.sub(r"[^A-Za-z0-9._-]", "_", block_id)[:120]
         st.download_button(
-            f"download the full text ({n})", text, file_name=f"{name}.txt", key=f"dl_{block_id}"
+            f"download the full text ({n})", text, file_name=f"{name}.txt", key=widget_key("dl", block_id)
         )

@@ -6,6 +6,8 @@ page of turns; only the rows of the page are read from the store.
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 import streamlit as st
 
@@ -16,7 +18,9 @@ from rsr_core.store.columns import parse_time
 from rsr_core.ui.context import AppServices
 from rsr_core.ui.data import Cursor, cached
 from rsr_core.ui.grid import clear, grid
+from rsr_core.ui.keys import widget_key
 from rsr_core.ui.steps import show_steps
+from rsr_core.ui.text import shown
 from rsr_core.ui.views import turn_spans
 from rsr_core.ui.widgets import md_escape, money_column, page_number, select_in_popover
 
@@ -182,7 +186,7 @@ def trajectory_list(ctx: AppServices) -> None:
         st.query_params.from_dict({"trajectory": chosen[0]})
         st.rerun()
     if b[1].button("compare side by side", disabled=len(chosen) != 2, key="compare_two"):
-        st.query_params.from_dict({"compare": ",".join(chosen)})
+        st.query_params.from_dict({"compare": chosen})
         st.rerun()
     b[2].button(
         "clear selection", disabled=not chosen, key="clear_chosen", on_click=clear, args=("list_table",)
@@ -192,6 +196,20 @@ def trajectory_list(ctx: AppServices) -> None:
         if chosen
         else "select one row to open it, two to compare them (selections are kept across pages)"
     )
+
+
+def step_number(raw: str) -> int | None:
+    """A `?step=` value as a step number: one to nine ASCII digits (`str.isdigit` takes "²" and other digits
+    `int` refuses); None for anything else."""
+    return int(raw) if re.fullmatch(r"[0-9]{1,9}", raw) else None
+
+
+def compared_ids(values: list[str]) -> tuple[str, str] | None:
+    """The two ids of `?compare=`: two values (`?compare=A&compare=B`, which takes ids of any characters), or
+    one holding two ids split by a comma; None otherwise."""
+    if len(values) == 1:
+        values = [x for x in values[0].split(",") if x]
+    return (values[0], values[1]) if len(values) == 2 and all(values) else None
 
 
 def _tenths(value) -> str:
@@ -284,14 +302,14 @@ def changed_files(traj: Trajectory) -> None:
     with st.expander(label, expanded=bool(ground)):
         frame = pd.DataFrame([c.model_dump() for c in traj.changed_paths])
         frame = frame.sort_values(["verifier_ground", "path"], ascending=[False, True])
-        grid(frame, key=f"changed_{traj.trajectory_id}", height=400 if len(frame) > 12 else None)
+        grid(frame, key=widget_key("changed", traj.trajectory_id), height=400 if len(frame) > 12 else None)
         if total > len(traj.changed_paths):
             st.caption(f"{total - len(traj.changed_paths):,} more changes were not stored")
 
 
 def _seconds(steps, following) -> dict[int, float]:
-    out = {}
-    for step, nxt in zip(steps, [*steps[1:], following], strict=True):
+    out: dict[int, float] = {}
+    for step, nxt in zip(steps, [*steps[1:], following][: len(steps)], strict=True):
         a, b = parse_time(step.timestamp), parse_time(nxt.timestamp if nxt else None)
         if a and b and b >= a:
             out[step.index] = (b - a).total_seconds()
@@ -307,12 +325,25 @@ def trajectory_detail(ctx: AppServices, trajectory_id: str, step: int | None) ->
     header(ctx, head, _totals(ctx, trajectory_id))
     changed_files(head)
     n_steps = len(_step_sources(ctx, trajectory_id))
+    if n_steps == 0:
+        st.info(
+            "This trajectory has no steps: its source recorded no agent log (a trial without a trajectory file "
+            "or episodes). Its provenance and verdict are above."
+        )
+        _verifier_output(head)
+        return
     if step is not None and not 1 <= step <= n_steps:
         st.error(md_escape(f"{trajectory_id} has no step {step}: it has {n_steps} steps (1–{n_steps})"))
         return
     first = ((step - 1) // STEPS_PER_PAGE + 1) if step else 1
     page = page_number(
-        st, "steps page", n_steps, STEPS_PER_PAGE, f"{n_steps} steps", f"steps_page_{trajectory_id}", first
+        st,
+        "steps page",
+        n_steps,
+        STEPS_PER_PAGE,
+        f"{n_steps} steps",
+        widget_key("steps_page", trajectory_id),
+        first,
     )
     lo = (page - 1) * STEPS_PER_PAGE + 1
     traj = _trajectory(ctx, trajectory_id, lo, lo + STEPS_PER_PAGE)
@@ -324,7 +355,7 @@ def trajectory_detail(ctx: AppServices, trajectory_id: str, step: int | None) ->
     seconds = _seconds(steps, following)
     linked = step if step is not None and lo <= step < lo + STEPS_PER_PAGE else None
     show_steps(
-        f"steps_{trajectory_id}",
+        widget_key("steps", trajectory_id),
         lambda cards: [
             {
                 "label": "",
@@ -338,9 +369,14 @@ def trajectory_detail(ctx: AppServices, trajectory_id: str, step: int | None) ->
         ],
         scroll=linked,
     )
-    if traj.verifier_output and page * STEPS_PER_PAGE >= n_steps:  # the last page
+    if page * STEPS_PER_PAGE >= n_steps:  # the last page
+        _verifier_output(traj)
+
+
+def _verifier_output(traj: Trajectory) -> None:
+    if traj.verifier_output:
         with st.expander("verifier output"):
-            st.code(traj.verifier_output, language="text")
+            st.code(shown(traj.verifier_output), language="text")
 
 
 def side_by_side(ctx: AppServices, a_id: str, b_id: str) -> None:
@@ -359,7 +395,7 @@ def side_by_side(ctx: AppServices, a_id: str, b_id: str) -> None:
     spans = [turn_spans(_step_sources(ctx, tid)) for tid in (a_id, b_id)]
     n_turns = max(len(spans[0]), len(spans[1]))
     page = page_number(
-        st, "turns page", n_turns, TURNS_PER_PAGE, f"{n_turns} turns", f"turns_page_{a_id}_{b_id}"
+        st, "turns page", n_turns, TURNS_PER_PAGE, f"{n_turns} turns", widget_key("turns_page", a_id, b_id)
     )
     first, last = (page - 1) * TURNS_PER_PAGE, min(page * TURNS_PER_PAGE, n_turns)
     sides = []
@@ -369,7 +405,7 @@ def side_by_side(ctx: AppServices, a_id: str, b_id: str) -> None:
         by_index = {s.index: s for s in part.steps} if part is not None else {}
         sides.append([[by_index[i] for i in range(lo, hi + 1) if i in by_index] for lo, hi in shown])
     show_steps(
-        f"pair_{a_id}_{b_id}",
+        widget_key("pair", a_id, b_id),
         lambda cards: [
             {
                 "label": f"turn {first + k + 1}",

@@ -15,6 +15,7 @@ import streamlit as st
 from rsr_core.store import StoreBusyError, queries
 from rsr_core.ui.context import AppServices, build_app_services
 from rsr_core.ui.data import Cached, Cursor, cached
+from rsr_core.ui.text import shown
 
 _PUNCT = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~:$&\"'=^%@/,;?])")
 
@@ -57,8 +58,9 @@ def money_column(values: pd.Series) -> pd.Series:
 
 
 def md_escape(text: str) -> str:
-    """Markdown-safe text: every ASCII punctuation character is escaped, so nothing is interpreted."""
-    return _PUNCT.sub(r"\\\1", text)
+    """Markdown-safe text: every ASCII punctuation character is escaped, so nothing is interpreted, and
+    invisible characters are shown as escapes (`text.shown`)."""
+    return _PUNCT.sub(r"\\\1", shown(text))
 
 
 @cached

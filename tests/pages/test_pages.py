@@ -8,6 +8,7 @@ import pytest
 
 from rsr_core.models import Step, Trajectory
 from rsr_core.store import pipeline
+from rsr_core.ui.keys import widget_key
 from rsr_core.ui.widgets import md_escape
 from tests.pages.conftest import (
     PAGES,
@@ -252,7 +253,8 @@ def test_long_terminal_output_is_cut_until_the_reader_asks_for_all_of_it(demo_db
     blocks = [b for c in step_cards(at) for b in c["blocks"] if "cut" in b]
     assert [b["cut"] for b in blocks] == ["show all 9,003 characters", "show all 500,000 characters"]
     assert "characters not shown" in blocks[0]["text"] and len(blocks[0]["text"]) < 5_000
-    at.session_state["steps_long-output"] = {"full": [b["id"] for b in blocks]}  # as the two buttons do
+    # as the two buttons do
+    at.session_state[widget_key("steps", "long-output")] = {"full": [b["id"] for b in blocks]}
     at.run()
     texts = [b["text"] for c in step_cards(at) for b in c["blocks"]]
     assert long in texts and not any("cut" in b for c in step_cards(at) for b in c["blocks"])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rsr_core.store import Store
 from rsr_core.store import jobs as jobs_sql
+from rsr_core.ui.keys import widget_key
 from rsr_core.ui.rewrite_views import JOB_ROWS, UNIT_ROWS
 from tests.pages.conftest import grid_frame, page
 
@@ -30,8 +31,8 @@ def test_jobs_and_a_jobs_units_are_paged(demo_db):
 
     at.selectbox(key="job_shown").select(big).run()
     assert any(f"units of {big} ({len(units)})" in e.label for e in at.expander)
-    first = grid_frame(at, f"units_{big}")
+    first = grid_frame(at, widget_key("units", big))
     assert list(first["unit_id"]) == [u[0] for u in units[:UNIT_ROWS]]
-    at.number_input(key=f"units_page_{big}").set_value(3).run()
-    last = grid_frame(at, f"units_{big}")
+    at.number_input(key=widget_key("units_page", big)).set_value(3).run()
+    last = grid_frame(at, widget_key("units", big))
     assert list(last["unit_id"]) == [u[0] for u in units[2 * UNIT_ROWS :]]
