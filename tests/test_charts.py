@@ -149,7 +149,7 @@ def test_count_charts_are_valid_vega_lite():
 
 def test_charts_render_on_the_server_as_svg_with_their_labels_escaped():
     """The studio draws every spec as an SVG image (rsr_core/ui/chart_image.py): labels from a stranger's
-    corpus stay text, and a box's median and mean keep their own colours under the chart's colour encoding."""
+    corpus stay text, invisible characters in them are drawn as escapes, and a box's median and mean keep their own colours under the chart's colour encoding."""
     import re
 
     from rsr_core.ui import chart_image
@@ -159,6 +159,10 @@ def test_charts_render_on_the_server_as_svg_with_their_labels_escaped():
     bars = chart_image.svg(count_charts.coverage_bars(coverage.harness_frame(stats), 1), chart_image.HALF)
     assert bars.startswith("<svg") and bars.count("</svg>") == 1 and "<script" not in bars
     assert "&lt;script&gt;" in bars and 'width="' in bars
+    invisible = "rtl-\u202egnp.exe zero\u200bwidth"
+    stats = {"harnesses": {invisible: {"attempted_tasks": 2, "solved_tasks": 1, "unique_solved": 0}}}
+    bars = chart_image.svg(count_charts.coverage_bars(coverage.harness_frame(stats), 1), chart_image.HALF)
+    assert "\u202e" not in bars and "\u200b" not in bars and "rtl-\\u202egnp.exe" in bars
     pairs = score_pairs(REWRITES, COMMANDS)
     box = chart_image.svg(charts.similarity_by_metric(group_stats(_long(pairs, "exact", None))))
     fills = dict(re.findall(r'aria-roledescription="(tick|point)"[^>]*?fill="([^"]+)"', box))

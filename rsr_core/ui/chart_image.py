@@ -15,6 +15,8 @@ from typing import Any
 
 import streamlit as st
 
+from rsr_core.ui.text import shown
+
 Spec = dict[str, Any]
 # Close to Streamlit's own chart theme: the image is drawn with the browser's sans-serif (no web fonts reach
 # an image), grey axes and light grid lines, and no frame around the plot.
@@ -56,7 +58,19 @@ def svg(spec: Spec, width: int = WIDE) -> str:
     page's, unless told), one composed of parts (facets, concatenations) as wide as its parts."""
     if spec.get("width", "container") == "container" and not any(k in spec for k in COMPOSED):
         spec = {**spec, "width": width}
-    return _render(json.dumps(spec, sort_keys=True, default=str))
+    return _render(json.dumps(_visible(spec), sort_keys=True, default=str))
+
+
+def _visible(value: Any) -> Any:
+    """`value` with every string in it as the studio shows text (`text.shown`): a task id or reviewer name with
+    a bidi control would otherwise be drawn reversed in an axis label or legend. Keys are the program's own."""
+    if isinstance(value, str):
+        return shown(value)
+    if isinstance(value, dict):
+        return {k: _visible(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_visible(v) for v in value]
+    return value
 
 
 def chart(spec: Spec) -> None:
