@@ -5,6 +5,7 @@ Stored models carry `schema_version`; every field has a docstring line (surfaced
 
 from __future__ import annotations
 
+import unicodedata
 from datetime import datetime
 from typing import Any, Literal
 
@@ -311,6 +312,22 @@ class CriticFlag(_Model):
     """Hidden file the match came from."""
     reason: str = ""
     """Why it was flagged."""
+
+
+MAX_REVIEWER, MAX_REASON = 200, 2000
+"""Characters of a reviewer's name and of a review's reason."""
+
+
+def review_problem(reviewer: str, reason: str = "") -> str | None:
+    """What is wrong with a review's reviewer and reason (None: nothing): a name needs a visible character (not
+    only blanks, controls or invisible format characters), and both have a length limit."""
+    if not any(ch.isprintable() and not ch.isspace() and unicodedata.category(ch) != "Cf" for ch in reviewer):
+        return "a reviewer name is required (with at least one visible character)"
+    if len(reviewer) > MAX_REVIEWER:
+        return f"a reviewer name is at most {MAX_REVIEWER} characters"
+    if len(reason) > MAX_REASON:
+        return f"a reason is at most {MAX_REASON} characters"
+    return None
 
 
 class Review(_Model):

@@ -14,6 +14,8 @@ RUNBOOK_STATUSES: tuple[str, ...] = (
     "human_rejected",
 )
 """A runbook round's status (the `runbook_status` view)."""
+DECIDED: dict[str, str] = {"approve": "approved", "reject": "rejected"}
+"""A reviewer's decisions, each with the word for a runbook that got it."""
 HARNESS_NAMES: tuple[str, ...] = ("terminus-2", "rsrt", "statem")
 """The harnesses this project runs."""
 SIMILARITY_METRICS: tuple[str, ...] = ("exact", "multiset", "order", "fuzzy", "transition")

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from rsr_core.commands.common import add_db, add_json, emit, open_store
 from rsr_core.commands.jobrun import add_backend_args, make_runner
+from rsr_core.errors import printable
+from rsr_core.vocabulary import DECIDED
 
 if TYPE_CHECKING:
     from rsr_core.settings import Settings
@@ -249,29 +251,26 @@ def jobs_cancel(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def review(args: argparse.Namespace, settings: Settings) -> int:
-    """Append a review."""
+    """Append a review (refused, with the reason, when the round cannot take it: `pipeline.refusal`)."""
     from rsr_core.models import Review
     from rsr_core.store import pipeline as pipeline_sql
 
+    decision = Review(
+        runbook_id=args.runbook_id, decision=args.decision, reviewer=args.by, reason=args.reason
+    )
     store = open_store(args, settings)
     with store.transaction() as cur:
         rb = pipeline_sql.get_runbook(cur, args.runbook_id)
         if rb is None:
-            print(f"rsr: no runbook {args.runbook_id!r}", file=sys.stderr)
+            print(f"rsr: no runbook {printable(args.runbook_id)!r}", file=sys.stderr)
             return 1
-        pipeline_sql.insert_review(
-            cur,
-            Review(runbook_id=args.runbook_id, decision=args.decision, reviewer=args.by, reason=args.reason),
-        )
-    hint = (
-        f"; run `rsr jobs resume {rb.job_id}` to execute it"
-        if args.decision == "approve" and rb.job_id
-        else ""
-    )
+        pipeline_sql.record_review(cur, decision)
+        status = pipeline_sql.runbook_status_of(cur, args.runbook_id)
+    hint = f"; run `rsr jobs resume {rb.job_id}` to execute it" if status == "approved" and rb.job_id else ""
     emit(
         args,
         {"runbook_id": args.runbook_id, "decision": args.decision, "reviewer": args.by, "job_id": rb.job_id},
-        f"{args.runbook_id}: {args.decision}d by {args.by}{hint}",
+        f"{args.runbook_id}: {DECIDED[args.decision]} by {args.by}{hint}",
     )
     return 0
 

@@ -6,7 +6,8 @@ from typing import Any
 
 import duckdb
 
-from rsr_core.models import SCHEMA_VERSION, CriticFlag, Review, Runbook, TransferVerdict
+from rsr_core.errors import RsrError
+from rsr_core.models import SCHEMA_VERSION, CriticFlag, Review, Runbook, TransferVerdict, review_problem
 from rsr_core.store.sql import one, scalar
 from rsr_core.vocabulary import RUNBOOK_STATUSES as RUNBOOK_STATUSES
 
@@ -60,6 +61,37 @@ def insert_review(cur: duckdb.DuckDBPyConnection, review: Review) -> Review:
     ).fetchone()
     assert stored is not None  # an INSERT ... RETURNING of one row returns it
     return review.model_copy(update={"reason": review.reason or "", "created_at": stored[0]})
+
+
+class ReviewRefused(RsrError):
+    """A review that cannot be recorded: its reviewer or reason, or the round's status, does not allow it."""
+
+
+def refusal(cur: duckdb.DuckDBPyConnection, review: Review) -> str | None:
+    """Why `review` cannot be recorded (None: it can). Only a round that passed the critic can be approved: a
+    critic-rejected round is replanned and never executed whatever a human says of it, and one the critic has
+    not judged yet has nothing to approve."""
+    problem = review_problem(review.reviewer, review.reason)
+    if problem:
+        return problem
+    status = runbook_status_of(cur, review.runbook_id)
+    if review.decision == "approve" and status == "critic_rejected":
+        return (
+            f"{review.runbook_id} was rejected by the critic: it is replanned, never executed, so it cannot be "
+            "approved (review the round that replaced it: `rsr runbooks list --status pending_review`)"
+        )
+    if review.decision == "approve" and status == "critic_pending":
+        return f"{review.runbook_id} has not been judged by the critic yet: there is nothing to approve"
+    return None
+
+
+def record_review(cur: duckdb.DuckDBPyConnection, review: Review) -> Review:
+    """Append a reviewer's decision (`insert_review`) once `refusal` finds nothing against it; raises
+    `ReviewRefused` with the reason otherwise."""
+    problem = refusal(cur, review)
+    if problem:
+        raise ReviewRefused(problem)
+    return insert_review(cur, review)
 
 
 def insert_transfer(cur: duckdb.DuckDBPyConnection, verdict: TransferVerdict) -> None:

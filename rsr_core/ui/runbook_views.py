@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from rsr_core.models import CriticFlag, Review, Runbook
+from rsr_core.models import MAX_REASON, MAX_REVIEWER, CriticFlag, Review, Runbook, review_problem
 from rsr_core.store import StoreBusyError, app_queries, pipeline
 from rsr_core.store.pipeline import RUNBOOK_STATUSES
 from rsr_core.store.sql import scalar
@@ -19,6 +19,7 @@ from rsr_core.ui.data import Cursor, cached, write_in_run
 from rsr_core.ui.grid import clear, table
 from rsr_core.ui.text import shown
 from rsr_core.ui.widgets import frame_reads, md_escape, page_link
+from rsr_core.vocabulary import DECIDED
 
 STATUSES = ["pending_review", "approved", "critic_rejected", "human_rejected", "critic_pending"]
 assert set(STATUSES) == set(RUNBOOK_STATUSES)
@@ -28,7 +29,6 @@ FOCUS = "rb_focus"  # the round shown below the queue (opened from it, by "next 
 QUEUE = "rb_queue"  # the queue's table (its ticked rounds are the bulk review's)
 FOCUS_FORM = "focus"  # the key of the review form of the round shown (the bulk form's is "bulk")
 FORM_FOR = "review_form_for"  # the round that form was last drawn for
-MAX_REVIEWER, MAX_REASON = 200, 2000  # characters (the form's fields take no more; a client may send more)
 
 
 @cached
@@ -183,7 +183,7 @@ def record_reviews(
         with written.transaction() as cur:
             written.carry(reviewers, value=reviewers_after(cur, progress, rounds, reviews))
             stored = [
-                pipeline.insert_review(
+                pipeline.record_review(
                     cur, Review(runbook_id=rid, decision=decision, reviewer=reviewer, reason=reason)
                 )
                 for rid in runbook_ids
@@ -207,7 +207,7 @@ def _submit(runbook_ids: list[str], key: str) -> None:
     reviewer, reason = (sent.get(name) for name in ("reviewer", "reason"))
     reviewer = reviewer.strip() if isinstance(reviewer, str) else ""
     reason = reason.strip() if isinstance(reason, str) else ""
-    error = _invalid(reviewer, reason)
+    error = review_problem(reviewer, reason)
     if error:
         st.session_state[f"review_error_{key}"] = error
         return
@@ -216,17 +216,6 @@ def _submit(runbook_ids: list[str], key: str) -> None:
     clear_reason(key)  # the reason was this decision's; the reviewer stays
     if key == "bulk":
         clear(QUEUE)  # the ticks were for this decision
-
-
-def _invalid(reviewer: str, reason: str) -> str | None:
-    """What is wrong with a decision's reviewer and reason (None: nothing)."""
-    if not reviewer:
-        return "a reviewer name is required"
-    if len(reviewer) > MAX_REVIEWER:
-        return f"a reviewer name is at most {MAX_REVIEWER} characters"
-    if len(reason) > MAX_REASON:
-        return f"a reason is at most {MAX_REASON} characters"
-    return None
 
 
 def clear_reason(key: str) -> None:
@@ -248,8 +237,10 @@ def record_submitted(ctx: AppServices) -> None:
             md_escape(f"the decision was not recorded (submit it again when the database is free): {exc}")
         )
         return
-    verb = "approved" if decision == "approve" else "rejected"
-    st.session_state["review_done"] = f"{verb} {len(runbook_ids)} runbook(s) as {reviewer}"
+    except pipeline.ReviewRefused as exc:
+        st.error(md_escape(f"the decision was not recorded: {exc}"))
+        return
+    st.session_state["review_done"] = f"{DECIDED[decision]} {len(runbook_ids)} runbook(s) as {reviewer}"
 
 
 def open_round(runbook_id: str) -> None:

@@ -376,9 +376,24 @@ def test_a_review_needs_a_reviewer(demo_db):
     at = page("runbooks")
     at.selectbox(key="rb_status").select("pending_review").run()
     (rid,) = grid_frame(at, "rb_queue")["runbook_id"]
-    submit_review(at, "focus", "reject", "  ")
-    assert component_data_of(at, "review_focus")["error"] == "a reviewer name is required"
+    for blank in ["  ", "\u200b\u202e", "\t\x1b"]:
+        submit_review(at, "focus", "reject", blank)
+        error = component_data_of(at, "review_focus")["error"]
+        assert error == "a reviewer name is required (with at least one visible character)"
     assert pipeline.reviews_of(open_services().store.cursor(), rid) == []
+
+
+def test_a_critic_rejected_round_cannot_be_approved_and_says_why(demo_db):
+    at = page("runbooks")
+    at.selectbox(key="rb_status").select("critic_rejected").run()
+    rid = grid_frame(at, "rb_queue")["runbook_id"].iloc[0]
+    at.session_state["rb_focus"] = rid
+    at.run()
+    submit_review(at, "focus", "approve", "dave")
+    assert not at.exception
+    assert any("rejected by the critic" in e.value and "never executed" in e.value for e in at.error)
+    assert pipeline.reviews_of(open_services().store.cursor(), rid) == []
+    assert pipeline.runbook_status_of(open_services().store.cursor(), rid) == "critic_rejected"
 
 
 def test_the_diff_shows_the_overlap_figures_of_the_pair_chosen(demo_db):
