@@ -8,7 +8,7 @@ import stat
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,45 @@ class StorePathError(RsrError):
 
 class StoreVersionError(RsrError):
     """The database was written by a newer RSR Studio than this one."""
+
+
+class StoreForeignError(StorePathError):
+    """The path names a DuckDB database of another application (tables of its own, no migrations of ours):
+    refused before anything is written into it."""
+
+
+class StoreDamagedError(RsrError):
+    """The DuckDB file is truncated or corrupt (DuckDB cannot read its blocks)."""
+
+
+# What DuckDB says when the file's blocks cannot be read back: a checksum that does not match, a file shorter than
+# its own header says, an instance invalidated by such a read. Any query may be the first to touch a bad block.
+_DAMAGE_MARKERS = ("corrupt database file", "could not read enough bytes", "database has been invalidated")
+_DUCKDB_MAGIC = (8, b"DUCK")  # offset and bytes of the magic in a DuckDB file's first header
+
+
+def _damage(exc: BaseException) -> str | None:
+    """DuckDB's message when `exc` says the file is damaged, else None."""
+    if not isinstance(exc, duckdb.Error) or isinstance(exc, duckdb.InterruptException):
+        return None
+    text = str(exc)
+    return text if any(marker in text.lower() for marker in _DAMAGE_MARKERS) else None
+
+
+def _damaged(path: str, detail: str) -> StoreDamagedError:
+    return StoreDamagedError(
+        f"{path}: is a damaged DuckDB database (truncated or corrupt: {detail[:200]}); restore it from a copy or "
+        "pass another --db"
+    )
+
+
+def _is_duckdb_file(path: str) -> bool:
+    offset, magic = _DUCKDB_MAGIC
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(offset + len(magic))[offset:] == magic
+    except OSError:
+        return False
 
 
 _LOCK_PID = re.compile(r"PID (\d+)")
@@ -73,7 +112,14 @@ def connect(path: str | os.PathLike[str], read_only: bool = False) -> Attachment
                 "DuckDB allows one writer: stop that process or pass another --db",
                 int(pid.group(1)) if pid else None,
             ) from exc
+        # DuckDB's own header but a file that cannot be read: cut short, or overwritten
+        if _damage(exc) is not None or _is_duckdb_file(path):
+            raise _damaged(path, str(exc)) from None
         raise StorePathError(f"{path}: cannot be opened as a database: {str(exc)[:300]}") from None
+    except duckdb.Error as exc:
+        if _damage(exc) is not None:  # a block of the catalog fails its checksum
+            raise _damaged(path, str(exc)) from None
+        raise
 
 
 def _check_path(path: str, read_only: bool) -> None:
@@ -95,6 +141,19 @@ def _check_path(path: str, read_only: bool) -> None:
             "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file (a device, fifo or socket)"
         )
         raise StorePathError(f"{path}: is {what}; a database is a DuckDB file (not opened)")
+
+
+FOREIGN_TABLES_SHOWN = 8
+
+
+def _foreign(path: str, tables: list[str]) -> str:
+    shown = ", ".join(tables[:FOREIGN_TABLES_SHOWN])
+    more = f", … ({len(tables)} in all)" if len(tables) > FOREIGN_TABLES_SHOWN else ""
+    return (
+        f"{path}: is a DuckDB database but not RSR Studio's: it holds tables {shown}{more} and no "
+        "schema_migrations of ours; "
+        "nothing was written to it (pass another --db, or a new path)"
+    )
 
 
 DEFAULT_WAIT_S = 30.0
@@ -191,6 +250,11 @@ class Store:
             self._local.cur = cur
             try:
                 yield cur
+            except duckdb.Error as exc:
+                detail = _damage(exc)
+                if detail is None:
+                    raise
+                raise _damaged(self.path, detail) from None
             finally:
                 self._local.cur = None
                 cur.close()
@@ -205,7 +269,9 @@ class Store:
             try:
                 yield cur
             except BaseException:
-                cur.execute("ROLLBACK")
+                # a damaged or invalidated database refuses even this: what went wrong first says more
+                with suppress(duckdb.Error):
+                    cur.execute("ROLLBACK")
                 raise
             cur.execute("COMMIT")
 
@@ -234,16 +300,34 @@ class Store:
                 self._pinned.close()
 
     def schema_version(self) -> int:
-        """Latest applied migration (0 for an empty database)."""
+        """Latest applied migration (0 for an empty database); a database of another application (tables of
+        its own and no migrations of ours) is a `StoreForeignError`, so that nothing is written into it."""
         with self.reading() as cur:
-            exists = scalar(
-                cur,
-                "SELECT count(*) FROM information_schema.tables WHERE table_name = 'schema_migrations' "
-                "AND table_catalog = current_database()",  # other files may be attached beside this one
-            )
-            if not exists:
+            tables = [
+                name if schema == "main" else f"{schema}.{name}"
+                for schema, name in cur.execute(
+                    "SELECT table_schema, table_name FROM information_schema.tables "
+                    "WHERE table_catalog = current_database() "  # other files may be attached beside this one
+                    "ORDER BY table_schema <> 'main', table_schema, table_name"
+                ).fetchall()
+            ]
+            if not tables:
                 return 0
-            return scalar(cur, "SELECT coalesce(max(version), 0) FROM schema_migrations")
+            if "schema_migrations" in tables and self._our_migrations(cur):
+                return scalar(cur, "SELECT coalesce(max(version), 0) FROM schema_migrations")
+        raise StoreForeignError(_foreign(self.path, tables))
+
+    @staticmethod
+    def _our_migrations(cur: duckdb.DuckDBPyConnection) -> bool:
+        """Is `schema_migrations` ours? Its first migration is recorded under our name (another application's
+        table of that name has other columns, or other names)."""
+        try:
+            row = one(cur, "SELECT name FROM schema_migrations WHERE version = 1")
+        except duckdb.Error as exc:
+            if _damage(exc) is not None or isinstance(exc, duckdb.InterruptException):
+                raise
+            return False  # no such columns: someone else's table
+        return row is not None and row[0] == MIGRATIONS[0][1]
 
     def _check_version(self) -> int:
         version = self.schema_version()
