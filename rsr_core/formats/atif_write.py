@@ -207,13 +207,21 @@ def trajectory_document(
     return doc
 
 
+# Names an id must not take as it is: the export's card beside the task directories, the directory of runs with
+# no task, and the names Windows keeps for devices (compared case-insensitively: case-insensitive file systems).
+RESERVED_NAMES = frozenset({"readme.md", "_no_task", "con", "prn", "aux", "nul", "com1", "lpt1"})
+
+
 def safe_name(name: str, limit: int = 120) -> str:
-    """A file-name-safe form of an id; altered ids get a short hash so distinct ids never collide."""
+    """The file name of an id: the id itself when it is a plain name (letters, digits, `.`, `_`, `-`, not
+    starting with `.` or `_`, at most `limit` characters, not reserved); otherwise its safe characters, `~` and
+    a digest of the whole id. A kept name has no `~`, so no id can take another's altered name, and distinct
+    altered ids differ in their digest."""
     safe = _UNSAFE.sub("_", name).strip("._") or "_"
-    if safe == name and len(name) <= limit:
+    if safe == name and len(name) <= limit and name.lower() not in RESERVED_NAMES:
         return name
-    digest = hashlib.sha256(name.encode()).hexdigest()[:10]
-    return f"{safe[:limit]}-{digest}"
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return f"{safe[:limit]}~{digest}"
 
 
 def relative_path(trajectory: Trajectory) -> str:

@@ -4,11 +4,11 @@ text is cut (head and tail) until the reader asks for all of it."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 
 import streamlit as st
 
+from rsr_core.formats.atif_write import safe_name
 from rsr_core.models import Step
 from rsr_core.ui.component import mount
 from rsr_core.ui.keys import widget_key
@@ -132,7 +132,7 @@ def show_steps(
         on_full_change=lambda: None,
     )
     for n, (block_id, text) in enumerate(cards.downloads, 1):
-        name = re.sub(r"[^A-Za-z0-9._-]", "_", block_id)[:120]
+        name = safe_name(block_id)
         st.download_button(
             f"download the full text ({n})", text, file_name=f"{name}.txt", key=widget_key("dl", block_id)
         )
