@@ -6,12 +6,22 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 from rsr_core.formats.atif_write import safe_name
 from tests.ingest.hostile import atif, write_json
 
-TASKS = ["README.md", "readme.MD", "_no_task", "..", "../../escape", "a/b", "NUL", "x~y", ".hidden", "ok-task"]
+TASKS = [
+    "README.md",
+    "readme.MD",
+    "_no_task",
+    "..",
+    "../../escape",
+    "a/b",
+    "NUL",
+    "x~y",
+    ".hidden",
+    "ok-task",
+]
 # An id spelled like another's altered name must not take its file.
 TRAJECTORIES = ["a b", f"a_b~{safe_name('a b').split('~')[1]}", "a_b", "README.md", "~", "t"]
 
