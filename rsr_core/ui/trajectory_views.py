@@ -227,7 +227,7 @@ def header(ctx: AppServices, traj: Trajectory, totals: dict | None = None) -> No
     st.subheader(md_escape(traj.trajectory_id))
     st.caption(
         md_escape(
-            f"task {traj.task_id} · {traj.kind} · harness {traj.harness} · model {traj.model} · reward {reward}"
+            f"task {traj.task_id} · {traj.kind} · harness {traj.harness} · model {traj.model or 'unknown'} · reward {reward}"
             + (" · scripted model (not sampled)" if traj.scripted else "")
         )
     )
