@@ -117,3 +117,15 @@ def test_what_a_page_raises_is_one_error_box_and_the_traceback_stays_in_the_log(
     at = AppTest.from_function(_refusing_page).run()
     assert not at.exception
     assert [e.value for e in at.error] == [md_escape("db.duckdb is not an RSR Studio database")]
+
+
+@pytest.mark.parametrize("name", ["overview", "trajectories", "diff", "runbooks", "similarity", "export"])
+def test_every_page_runs_on_the_hostile_corpus(hostile, name):
+    at = page(name)
+    assert not at.exception, at.exception
+
+
+@pytest.mark.parametrize("value", ["x__y", "\u202e", "9" * 5000, "../../etc/passwd", ""])
+def test_a_runbook_link_to_nothing_is_said_not_raised(demo_db, value):
+    at = page("runbooks", runbook=value)
+    assert not at.exception, at.exception
