@@ -34,6 +34,7 @@ DEFAULT_IMAGE_MAP = {
     "buildpack-deps": "rsr-base:bookworm",
 }
 CONFIG_FILE = "rsr.toml"
+WEEK_S = 7 * 24 * 3600.0  # the longest wait or timeout a setting may ask for
 
 
 class SettingsError(RsrError, ValueError):
@@ -82,7 +83,10 @@ def _alias(env: str, field: str) -> Any:
 class Settings(BaseSettings):
     """Runtime configuration, read once."""
 
-    model_config = SettingsConfigDict(case_sensitive=True, extra="ignore", populate_by_name=True)
+    # Every number is finite (`1e309` reads as infinity: a wait that never ends) and bounded (see the fields).
+    model_config = SettingsConfigDict(
+        case_sensitive=True, extra="ignore", populate_by_name=True, allow_inf_nan=False
+    )
 
     db_path: str = Field(
         "data/rsr.duckdb",
@@ -92,6 +96,7 @@ class Settings(BaseSettings):
     db_wait_s: float = Field(
         30.0,
         ge=0,
+        le=WEEK_S,
         validation_alias=_alias("RSR_DB_WAIT", "db_wait_s"),
         description="Seconds a command waits for the database while another process uses it (RSR_DB_WAIT).",
     )
@@ -129,18 +134,21 @@ class Settings(BaseSettings):
     llm_timeout_s: float = Field(
         120.0,
         gt=0,
+        le=WEEK_S,
         validation_alias=_alias("RSR_LLM_TIMEOUT", "llm_timeout_s"),
         description="Per-request timeout in seconds (RSR_LLM_TIMEOUT).",
     )
     llm_max_retries: int = Field(
         5,
         ge=0,
+        le=1_000,
         validation_alias=_alias("RSR_LLM_MAX_RETRIES", "llm_max_retries"),
         description="Retries on 429/5xx/timeouts and malformed answers (RSR_LLM_MAX_RETRIES).",
     )
     llm_max_answer_bytes: int = Field(
         1_000_000,
         gt=0,
+        le=1 << 30,
         validation_alias=_alias("RSR_LLM_MAX_ANSWER_BYTES", "llm_max_answer_bytes"),
         description="Longest model answer kept; longer ones are cut (RSR_LLM_MAX_ANSWER_BYTES).",
     )
@@ -189,6 +197,7 @@ class Settings(BaseSettings):
     llm_max_concurrency: int | None = Field(
         None,
         gt=0,
+        le=1_000_000,
         validation_alias=_alias("RSR_LLM_MAX_CONCURRENCY", "llm_max_concurrency"),
         description="Most requests to the model endpoint at once, across the whole cluster "
         "(RSR_LLM_MAX_CONCURRENCY); unset: no cap.",
@@ -203,6 +212,7 @@ class Settings(BaseSettings):
     critic_min_literal_len: int = Field(
         4,
         ge=1,
+        le=1_000_000,
         validation_alias=_alias("RSR_CRITIC_MIN_LITERAL", "critic_min_literal_len"),
         description="Shortest hidden literal the critic and the transfer filter look for (RSR_CRITIC_MIN_LITERAL).",
     )
@@ -220,6 +230,16 @@ class Settings(BaseSettings):
     @classmethod
     def _prices(cls, value: Any) -> Any:
         return _parse_prices(value) if isinstance(value, str) else value
+
+    @field_validator("prices")
+    @classmethod
+    def _prices_not_negative(cls, value: dict[str, tuple[float, float]]) -> dict[str, tuple[float, float]]:
+        for model, pair in value.items():
+            if min(pair) < 0:
+                raise ValueError(
+                    f"prices of {model[:80]!r} must not be negative, got {pair[0]:g}/{pair[1]:g}"
+                )
+        return value
 
     @field_validator("allow_network", mode="before")
     @classmethod

@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rsr_core.commands.common import bounded_int
+
 if TYPE_CHECKING:
     from rsr_core.settings import Settings
 
@@ -33,7 +35,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "is opened per page run and never held, so `rsr` commands can use it at the same time.",
     )
     p.add_argument("--db", help="DuckDB file (default: $RSR_DB, else data/rsr.duckdb)")
-    p.add_argument("--port", type=int, default=8501, help="port to serve on (default 8501)")
+    p.add_argument(
+        "--port", type=bounded_int(1, 65_535), default=8501, help="port to serve on (default 8501)"
+    )
     p.add_argument("--address", default="localhost", help="address to serve on (default localhost)")
     p.set_defaults(handler=run)
 

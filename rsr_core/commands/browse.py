@@ -6,13 +6,16 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from rsr_core.commands.common import add_db, add_json, emit, open_store
+from rsr_core.commands.common import add_db, add_json, bounded_int, emit, open_store
 from rsr_core.errors import terminal_safe
 from rsr_core.vocabulary import KINDS
 
 if TYPE_CHECKING:
     from rsr_core.models import Step, Trajectory
     from rsr_core.settings import Settings
+
+
+MAX_ROWS = 10**9  # --limit and --offset: beyond any corpus, within DuckDB's BIGINT
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -27,8 +30,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="only runs that changed the verifier's own ground (never counted as solved)",
     )
-    p.add_argument("--limit", type=int, default=100, help="rows to print (default 100)")
-    p.add_argument("--offset", type=int, default=0, help="rows to skip")
+    p.add_argument("--limit", type=bounded_int(0, MAX_ROWS), default=100, help="rows to print (default 100)")
+    p.add_argument("--offset", type=bounded_int(0, MAX_ROWS), default=0, help="rows to skip")
     add_db(p)
     add_json(p)
     p.set_defaults(handler=list_cmd)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from rsr_core.errors import terminal_safe
@@ -12,6 +14,41 @@ from rsr_core.errors import terminal_safe
 if TYPE_CHECKING:
     from rsr_core.settings import Settings
     from rsr_core.store import Store
+
+
+def bounded_int(lo: int, hi: int) -> Callable[[str], int]:
+    """An argparse `type`: a whole number from `lo` to `hi` (argparse turns a refusal into one line and exit
+    status 2)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text, 10)
+        except ValueError:
+            value = None
+        if value is None or not lo <= value <= hi:
+            raise argparse.ArgumentTypeError(
+                f"expected a whole number from {lo:,} to {hi:,}, got {text[:40]!r}"
+            )
+        return value
+
+    parse.__name__ = "integer"
+    return parse
+
+
+def finite_float(lo: float, hi: float) -> Callable[[str], float]:
+    """An argparse `type`: a finite number from `lo` to `hi` (`inf`, `nan` and `1e309` are refused)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not (math.isfinite(value) and lo <= value <= hi):
+            raise argparse.ArgumentTypeError(f"expected a number from {lo:g} to {hi:g}, got {text[:40]!r}")
+        return value
+
+    parse.__name__ = "number"
+    return parse
 
 
 def add_db(parser: argparse.ArgumentParser) -> None:

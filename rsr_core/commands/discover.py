@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rsr_core.commands.common import add_db, add_json
+from rsr_core.commands.common import add_db, add_json, bounded_int, finite_float
 from rsr_core.commands.jobrun import add_backend_args, make_runner
 from rsr_core.errors import printable
 from rsr_core.vocabulary import HARNESS_NAMES
@@ -33,9 +33,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--harness", required=True, action="append", choices=list(HARNESS_NAMES), help="discovery harness"
     )
-    p.add_argument("--runs", type=int, default=1, help="runs per task and harness (default 1)")
+    p.add_argument(
+        "--runs", type=bounded_int(1, 1_000), default=1, help="runs per task and harness (default 1)"
+    )
     p.add_argument("--model", help="model name (default: $RSR_MODEL)")
-    p.add_argument("--max-turns", type=int, default=30, help="model calls per run (default 30)")
+    p.add_argument(
+        "--max-turns", type=bounded_int(1, 10_000), default=30, help="model calls per run (default 30)"
+    )
     p.add_argument("--out", default="data/runs", help="where to write harbor job dirs (default data/runs)")
     p.add_argument(
         "--force", action="store_true", help="replace a job dir of the same name (an earlier output)"
@@ -58,8 +62,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         "(POST /v1/chat/completions, GET /v1/models). Point RSR_LLM_BASE_URL at the printed URL.",
     )
     s.add_argument("--script", required=True, help="script file (JSON)")
-    s.add_argument("--port", type=int, default=0, help="port (default: a free one)")
-    s.add_argument("--latency-ms", type=float, default=None, help="fixed latency per call")
+    s.add_argument("--port", type=bounded_int(0, 65_535), default=0, help="port (default: a free one)")
+    s.add_argument(
+        "--latency-ms", type=finite_float(0, 3_600_000), default=None, help="fixed latency per call"
+    )
     s.set_defaults(handler=serve_scripted)
 
 

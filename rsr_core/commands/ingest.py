@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from rsr_core.commands.common import TerminalProgress, add_db, add_json, emit, open_store
+from rsr_core.commands.common import TerminalProgress, add_db, add_json, bounded_int, emit, open_store
 from rsr_core.errors import printable
 from rsr_core.vocabulary import KINDS
 
@@ -33,7 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--workers",
-        type=int,
+        type=bounded_int(0, 256),
         default=None,
         help="parser processes, used from 64 files on; they end with this command (default: up to 4)",
     )

@@ -8,6 +8,8 @@ import signal
 import sys
 from typing import TYPE_CHECKING, Any
 
+from rsr_core.commands.common import bounded_int
+
 if TYPE_CHECKING:
     from rsr_core.jobs.runner import JobRunner, UnitDone
     from rsr_core.services import Services
@@ -32,7 +34,7 @@ def add_backend_args(p: argparse.ArgumentParser, workers_help: str = "units run 
     )
     p.add_argument(
         "--workers",
-        type=int,
+        type=bounded_int(1, 10_000),
         default=None,
         help=f"{workers_help} (threads: default 1; ray: default twice the cluster's sandboxes)",
     )

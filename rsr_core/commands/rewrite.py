@@ -8,7 +8,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from rsr_core.commands.common import add_db, add_json, emit, open_store
+from rsr_core.commands.common import add_db, add_json, bounded_int, emit, finite_float, open_store
 from rsr_core.commands.jobrun import add_backend_args, make_runner
 from rsr_core.errors import printable
 from rsr_core.vocabulary import DECIDED
@@ -31,9 +31,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--source", action="append", default=[], metavar="TRAJECTORY_ID", help="rewrite this trajectory"
     )
-    p.add_argument("--k", type=int, default=4, help="runbooks per source (default 4)")
-    p.add_argument("--m", type=int, default=4, help="executions per approved runbook (default 4)")
-    p.add_argument("--rounds", type=int, default=3, help="critic rounds per runbook (default 3)")
+    p.add_argument("--k", type=bounded_int(1, 100), default=4, help="runbooks per source (default 4)")
+    p.add_argument(
+        "--m", type=bounded_int(1, 100), default=4, help="executions per approved runbook (default 4)"
+    )
+    p.add_argument(
+        "--rounds", type=bounded_int(1, 100), default=3, help="critic rounds per runbook (default 3)"
+    )
     p.add_argument(
         "--gate",
         choices=["critic", "human"],
@@ -42,9 +46,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     add_backend_args(p)
     p.add_argument(
-        "--temperature", type=float, default=0.7, help="Planner and Executor temperature (default 0.7)"
+        "--temperature",
+        type=finite_float(0, 2),
+        default=0.7,
+        help="Planner and Executor temperature (default 0.7)",
     )
-    p.add_argument("--max-turns", type=int, default=30, help="model calls per execution (default 30)")
+    p.add_argument(
+        "--max-turns", type=bounded_int(1, 10_000), default=30, help="model calls per execution (default 30)"
+    )
     for role in ("planner", "critic", "executor"):
         p.add_argument(
             f"--{role}-model", help=f"{role} model (default: $RSR_{role.upper()}_MODEL, else $RSR_MODEL)"

@@ -8,7 +8,7 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from rsr_core.commands.common import add_json, emit
+from rsr_core.commands.common import add_json, bounded_int, emit
 
 if TYPE_CHECKING:
     from rsr_core.settings import Settings
@@ -30,9 +30,16 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Start a Ray node on this machine: `ray start --resources '{\"sandbox\": N}'` (with "
         "--head unless --address names a cluster to join). A node that holds sandboxes needs a Docker engine.",
     )
-    start.add_argument("--sandboxes", type=int, default=0, help="sandboxes this node can hold (default 0)")
+    start.add_argument(
+        "--sandboxes",
+        type=bounded_int(0, 100_000),
+        default=0,
+        help="sandboxes this node can hold (default 0)",
+    )
     start.add_argument("--address", help="cluster to join (host:port); without it this node starts a cluster")
-    start.add_argument("--num-cpus", type=int, help="CPUs to advertise (default: Ray's count)")
+    start.add_argument(
+        "--num-cpus", type=bounded_int(0, 100_000), help="CPUs to advertise (default: Ray's count)"
+    )
     start.set_defaults(handler=start_node)
     stop = s.add_parser("stop", help="stop the Ray node on this machine", description="`ray stop`.")
     stop.set_defaults(handler=stop_node)
