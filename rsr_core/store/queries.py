@@ -7,6 +7,7 @@ from typing import Any
 
 import duckdb
 
+from rsr_core.errors import RsrError
 from rsr_core.models import KINDS, Task, TaskFile, Trajectory
 from rsr_core.store import columns
 from rsr_core.store.sql import one, scalar
@@ -75,9 +76,21 @@ class TrajectoryFilter:
     tampered: bool | None = None
 
 
+class SearchError(RsrError):
+    """A search the index cannot answer (the message says which word and why)."""
+
+
 def search_terms(text: str) -> list[str]:
-    """Query words the way the index stores them."""
-    return [t for t in columns.words(text) if columns.TERM_MIN <= len(t) <= columns.TERM_MAX]
+    """Query words the way the index stores them. A word longer than any indexed word is refused: dropped, it
+    would leave the other words (or none) to match, and every trajectory would be found."""
+    found = columns.words(text)
+    for word in found:
+        if len(word) > columns.TERM_MAX:
+            raise SearchError(
+                f"search word {word[:40]}… has {len(word):,} characters; the index holds words of up to "
+                f"{columns.TERM_MAX}, so it cannot be searched: search for other words of the text"
+            )
+    return [t for t in found if len(t) >= columns.TERM_MIN]
 
 
 def where_clause(f: TrajectoryFilter) -> tuple[str, list[Any]]:
