@@ -17,7 +17,7 @@ from typing import Any
 from rsr_core.formats.commands import keystrokes_of_call
 from rsr_core.formats.control import canonical_harness, is_control_message, task_id_of
 from rsr_core.formats.provenance import carried_hash, rsr_extra, stored_step_values
-from rsr_core.formats.reading import FormatError, construct, expect, preview
+from rsr_core.formats.reading import FormatError, construct, expect, load_json, preview, timestamp_text
 from rsr_core.formats.terminus import parse_lenient, split_message
 from rsr_core.models import Command, Step, Trajectory, as_kind
 
@@ -165,8 +165,10 @@ def _tool_calls(raw: Any, where: str) -> tuple[list[Command], bool, list[dict]]:
         args = call.get("arguments", {})
         if isinstance(args, str):
             try:
-                args = json.loads(args) if args.strip() else {}
-            except json.JSONDecodeError:
+                args = load_json(args) if args.strip() else {}
+            except FormatError as exc:  # a repeated key or too deep: the strings obey the file's rules
+                raise FormatError(f"{where}[{i}].arguments: {exc}") from None
+            except (ValueError, RecursionError):
                 raise FormatError(
                     f"{where}[{i}].arguments: expected a JSON object, got a string that is not JSON"
                 ) from None
@@ -321,7 +323,9 @@ def parse_steps(raw_steps: Any) -> list[Step]:
             "private_guidance": bool(extra.get("rsr_private_guidance")),
             "copied_context": raw.get("is_copied_context") is True,
             "model_name": model_name if isinstance(model_name, str) else None,
-            "timestamp": str(timestamp) if timestamp is not None else None,
+            "timestamp": timestamp
+            if timestamp is None or isinstance(timestamp, str)
+            else timestamp_text(timestamp, f"{where}.timestamp"),
             "prompt_tokens": _metric(metrics, "prompt_tokens", where),
             "completion_tokens": _metric(metrics, "completion_tokens", where),
             "cost_usd": None if cost is None else _num(cost, f"{where}.metrics.cost_usd"),

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -17,7 +19,15 @@ MAX_JSON_VALUES = 5_000_000
 """The most values (objects, arrays and the items in them) one JSON file may hold: parsed, each costs tens to
 hundreds of bytes, so a file of small values costs many times its size (an array of 80 million empty arrays, a
 240 MB file, took 8.8 GB)."""
+MAX_JSON_DEPTH = 64
+"""The deepest nesting of objects and arrays one JSON file may have (the root is level 1; ATIF trajectories,
+subagents included, nest fewer than 15): what is stored is read back, shown and written out again by code that
+descends into it, and a value hundreds of levels deep exhausts Python's recursion there."""
+MAX_EPOCH_SECONDS = 253_402_300_799
+"""The last second of the year 9999: a larger number is no time in seconds (epoch milliseconds, say)."""
 _JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+_SIMPLE_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,39}$")
+_SHOWN_PARTS = 8
 
 
 class FormatError(ValueError):
@@ -62,9 +72,11 @@ def too_many_values(data: bytes, limit: int = MAX_JSON_VALUES) -> bool:
     return count + _structure(data, pos, len(data)) > limit
 
 
-def parse_json_bytes(data: bytes, what: str = "JSON") -> Any:
+def parse_json_bytes(data: bytes, what: str = "JSON", strict: bool = True) -> Any:
     """Parse JSON from bytes; errors name the line and column. A file of more than `MAX_JSON_VALUES` values is
-    refused before it is parsed."""
+    refused before it is parsed; one that names a key twice in an object or nests deeper than `MAX_JSON_DEPTH`
+    is refused naming where (see `load_json`), unless not `strict` (a look at a file that is read for its
+    content later, strictly)."""
     text = decode_text(data, what)
     if not text.strip():
         raise FormatError(f"empty file; expected {what}")
@@ -74,14 +86,159 @@ def parse_json_bytes(data: bytes, what: str = "JSON") -> Any:
             "for one file; not read"
         )
     try:
-        return json.loads(text)
+        return load_json(text) if strict else json.loads(text)
+    except FormatError:
+        raise
     except json.JSONDecodeError as exc:
         hint = " (the file ends early: truncated?)" if exc.pos >= len(text.rstrip()) else ""
         raise FormatError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}{hint}") from None
     except ValueError as exc:  # e.g. an integer of more digits than Python converts
         raise FormatError(f"invalid JSON: {str(exc)[:PREVIEW_CHARS]}") from None
-    except RecursionError:
-        raise FormatError(f"{what} nested too deeply") from None
+    except RecursionError:  # deeper than the parser goes: far beyond the limit
+        raise FormatError(f"{what}: {DEPTH_LIMIT_TEXT}") from None
+
+
+class _DuplicateKey(Exception):
+    """An object named a key twice; where is found afterwards (the parser's hook does not know)."""
+
+
+class _Pairs(list):
+    """An object as its (key, value) pairs, repeats kept: only to locate a duplicate key."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        raise _DuplicateKey
+    return obj
+
+
+def load_json(text: str) -> Any:
+    """`json.loads`, refusing (FormatError naming the path) an object that names a key twice, which json would
+    silently resolve to the last value (a reward of 0.0 then 1.0 read as 1.0), and nesting deeper than
+    `MAX_JSON_DEPTH`. json's own errors (JSONDecodeError, ValueError, RecursionError) pass through."""
+    try:
+        value = json.loads(text, object_pairs_hook=_unique_keys)
+    except _DuplicateKey:
+        raise FormatError(_duplicate_message(json.loads(text, object_pairs_hook=_Pairs))) from None
+    if too_deep(value):
+        raise FormatError(_depth_message(value))
+    return value
+
+
+def too_deep(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Does a parsed JSON value nest objects and arrays more than `limit` levels deep (the root is level 1)?
+
+    Walked level by level, not recursively, so any depth is measured."""
+    level = [value]
+    for depth in range(1, limit + 1):
+        below: list[Any] = []
+        for item in level:
+            kind = type(item)
+            if kind is dict:
+                item = item.values()
+            elif kind is not list:
+                continue
+            below += [child for child in item if type(child) is dict or type(child) is list]
+        if not below:
+            return False
+        if depth == limit:
+            return True
+        level = below
+    return False  # limit < 1: nothing is measured
+
+
+def _children(value: Any) -> list[tuple[str | int, Any]]:
+    if type(value) is _Pairs:
+        return list(value)
+    if isinstance(value, dict):
+        return list(value.items())
+    if isinstance(value, list):
+        return list(enumerate(value))
+    return []
+
+
+def _first(value: Any, found: Any) -> tuple[tuple[str | int, ...], Any] | None:
+    """(path, value) of the first container in document order for which `found(container, depth)` holds."""
+    stack: list[tuple[tuple[str | int, ...], Any]] = [((), value)]
+    while stack:
+        path, item = stack.pop()
+        if found(item, len(path) + 1):
+            return path, item
+        stack.extend(
+            ((*path, key), child)
+            for key, child in reversed(_children(item))
+            if isinstance(child, dict | list)
+        )
+    return None
+
+
+def json_path(path: tuple[str | int, ...]) -> str:
+    """`steps[3].extra.rsr` for a path of keys and indexes ("root" for the empty path); a long path is cut in
+    the middle and odd or long keys are quoted and cut, so that a hostile file cannot flood a message."""
+    if not path:
+        return "root"
+    parts = [_path_part(part, i == 0) for i, part in enumerate(path)]
+    if len(parts) > _SHOWN_PARTS:
+        parts = [*parts[: _SHOWN_PARTS - 2], ".…", parts[-1]]
+    return "".join(parts)
+
+
+def _path_part(part: str | int, first: bool) -> str:
+    if isinstance(part, int):
+        return f"[{part}]"
+    if _SIMPLE_KEY.match(part):
+        return part if first else f".{part}"
+    cut = part[:40] + ("…" if len(part) > 40 else "")
+    return f"[{json.dumps(cut, ensure_ascii=False)}]"
+
+
+def _duplicate_message(pairs_doc: Any) -> str:
+    def repeats(item: Any, _depth: int) -> bool:
+        return type(item) is _Pairs and len({k for k, _ in item}) != len(item)
+
+    hit = _first(pairs_doc, repeats)
+    if hit is None:  # not reached: the hook saw a repeat
+        return "an object names a key twice; not read"
+    path, pairs = hit
+    seen: set[str] = set()
+    key = ""
+    for key, _ in pairs:
+        if key in seen:
+            break
+        seen.add(key)
+    return (
+        f"{json_path(path)}: key {json.dumps(key[:PREVIEW_CHARS], ensure_ascii=False)} appears twice in one "
+        "object (which value is meant is ambiguous); not read"
+    )
+
+
+DEPTH_LIMIT_TEXT = (
+    f"objects and arrays nested more than {MAX_JSON_DEPTH} levels deep, the limit for one file; not read"
+)
+
+
+def _depth_message(value: Any) -> str:
+    hit = _first(value, lambda _item, depth: depth > MAX_JSON_DEPTH)
+    return f"{json_path(hit[0]) if hit else 'root'}: {DEPTH_LIMIT_TEXT}"
+
+
+def timestamp_text(value: Any, where: str) -> str | None:
+    """A stored timestamp: a string as written (ISO 8601 expected; others are kept, and read as no time),
+    a number as epoch seconds converted to ISO 8601 UTC, null as None; anything else a FormatError."""
+    if value is None or isinstance(value, str):
+        return value
+    if (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and 0 <= value <= MAX_EPOCH_SECONDS
+    ):
+        return datetime.fromtimestamp(value, UTC).isoformat()
+    raise FormatError(
+        f"{where}: expected an ISO 8601 time string, epoch seconds (0 to {MAX_EPOCH_SECONDS}) or null, "
+        f"got {preview(value)}"
+    )
 
 
 def sha256(*parts: bytes | str) -> str:

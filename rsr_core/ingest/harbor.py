@@ -8,7 +8,7 @@ from typing import Any
 
 from rsr_core.formats.atif_read import carried_hash, parse_atif
 from rsr_core.formats.control import canonical_harness, task_id_of
-from rsr_core.formats.reading import FormatError, expect, sha256
+from rsr_core.formats.reading import FormatError, expect, sha256, timestamp_text
 from rsr_core.formats.rewards import checked_reward, reward_from_text, reward_of_mapping
 from rsr_core.ingest.fs import present, read_json, read_text
 from rsr_core.models import Trajectory, as_kind
@@ -67,13 +67,8 @@ def read_trial(
     )
     trial_name = result.get("trial_name")
     expect(isinstance(trial_name, str), "result.json trial_name", "a string", trial_name)
-    for key in ("started_at", "finished_at"):
-        expect(
-            result.get(key) is None or isinstance(result[key], str),
-            f"result.json {key}",
-            "an ISO time string or null",
-            result.get(key),
-        )
+    started_at = timestamp_text(result.get("started_at"), "result.json started_at")
+    finished_at = timestamp_text(result.get("finished_at"), "result.json finished_at")
     agent_info = result.get("agent_info") or {}
     expect(isinstance(agent_info, dict), "result.json agent_info", "an object", agent_info)
     model_info = agent_info.get("model_info") or {}
@@ -110,8 +105,8 @@ def read_trial(
     )
     model_name = model_info.get("name") if isinstance(model_info, dict) else None
     traj.model = traj.model or (model_name if isinstance(model_name, str) else None)
-    traj.started_at = result.get("started_at") or traj.started_at
-    traj.finished_at = result.get("finished_at") or traj.finished_at
+    traj.started_at = started_at or traj.started_at
+    traj.finished_at = finished_at or traj.finished_at
     if "exception" in rsr:  # written by RSR: the stored value, not harbor's rendering of it
         traj.exception = rsr["exception"]
     else:

@@ -14,7 +14,7 @@ from typing import Any
 
 from rsr_core.formats.atif_read import MAX_STEPS
 from rsr_core.formats.control import canonical_harness, task_id_of
-from rsr_core.formats.reading import FormatError, expect, sha256
+from rsr_core.formats.reading import FormatError, expect, sha256, timestamp_text
 from rsr_core.formats.terminus import parse_lenient
 from rsr_core.ingest.fs import inside, present, read_json, read_text, real
 from rsr_core.models import Step, Trajectory
@@ -75,8 +75,15 @@ def _episodes(trial_dir: Path, root: Path) -> list[tuple[int, Path]]:
     return sorted(found)
 
 
-def _episode_texts(trial_dir: Path, root: Path) -> list[tuple[str, str | None]]:
-    """(response, prompt) of every episode in order."""
+MISSING_RESPONSE = "missing_response"
+"""Step `extra` key set (to true) on the agent step of an episode whose response file was never written (an
+agent stopped mid-episode): its message is empty because nothing was recorded, not because the model said
+nothing; `extra["note"]` says which file is missing."""
+
+
+def _episode_texts(trial_dir: Path, root: Path) -> list[tuple[str | None, str | None, str]]:
+    """(response or None when no response file exists, prompt, the episode's folder) of every episode in
+    order."""
     texts = []
     for n, ep in _episodes(trial_dir, root):
         response = ep / "response.txt"
@@ -84,10 +91,34 @@ def _episode_texts(trial_dir: Path, root: Path) -> list[tuple[str, str | None]]:
             response = ep / "response.json"
         prompt = ep / "prompt.txt"
         where = f"agent-logs/episode-{n}"
-        resp_text = read_text(response, root, f"{where}/{response.name}") if present(response) else ""
+        resp_text = read_text(response, root, f"{where}/{response.name}") if present(response) else None
         prompt_text = read_text(prompt, root, f"{where}/prompt.txt") if present(prompt) else None
-        texts.append((resp_text, prompt_text))
+        texts.append((resp_text, prompt_text, where))
     return texts
+
+
+def _agent_step(index: int, response: str | None, observation: str | None, where: str) -> Step:
+    if response is None:
+        return Step(
+            index=index,
+            source="agent",
+            observation=observation,
+            extra={
+                MISSING_RESPONSE: True,
+                "note": f"{where}/response.txt is missing: no response was recorded",
+            },
+        )
+    parsed = parse_lenient(response)
+    return Step(
+        index=index,
+        source="agent",
+        message=response,
+        analysis=parsed.analysis if parsed else None,
+        plan=parsed.plan if parsed else None,
+        commands=parsed.commands if parsed else [],
+        observation=observation,
+        task_complete=parsed.task_complete if parsed else False,
+    )
 
 
 def read_tb1_trial(
@@ -116,37 +147,22 @@ def read_tb1_trial(
         "true, false or null",
         resolved,
     )
-    for key in ("trial_started_at", "trial_ended_at", "agent_started_at", "agent_ended_at"):
-        expect(
-            result.get(key) is None or isinstance(result[key], str),
-            f"results.json {key}",
-            "an ISO time string or null",
-            result.get(key),
-        )
+    times = {
+        key: timestamp_text(result.get(key), f"results.json {key}")
+        for key in ("trial_started_at", "trial_ended_at", "agent_started_at", "agent_ended_at")
+    }
     meta = _run_metadata(directory)
     texts = _episode_texts(directory, root)
     hash_parts: list[bytes | str] = [raw]
-    for resp_text, prompt_text in texts:
-        hash_parts += [resp_text, prompt_text or ""]
+    for resp_text, prompt_text, _ in texts:
+        hash_parts += [resp_text or "", prompt_text or ""]
     first_prompt = texts[0][1] if texts else None
     steps = []
     if first_prompt is not None:
         steps.append(Step(index=1, source="user", message=first_prompt))
-    for i, (resp_text, _) in enumerate(texts):
-        parsed = parse_lenient(resp_text)
+    for i, (resp_text, _, where) in enumerate(texts):
         observation = texts[i + 1][1] if i + 1 < len(texts) else None
-        steps.append(
-            Step(
-                index=len(steps) + 1,
-                source="agent",
-                message=resp_text,
-                analysis=parsed.analysis if parsed else None,
-                plan=parsed.plan if parsed else None,
-                commands=parsed.commands if parsed else [],
-                observation=observation,
-                task_complete=parsed.task_complete if parsed else False,
-            )
-        )
+        steps.append(_agent_step(len(steps) + 1, resp_text, observation, where))
     instruction, instruction_source = _instruction(result, first_prompt)
     agent_name = meta.get("agent_name") if isinstance(meta.get("agent_name"), str) else None
     reward = None if resolved is None else (1.0 if resolved else 0.0)
@@ -159,8 +175,8 @@ def read_tb1_trial(
         model=meta.get("model_name") if isinstance(meta.get("model_name"), str) else None,
         reward=reward,
         instruction=instruction,
-        started_at=result.get("trial_started_at") or result.get("agent_started_at"),
-        finished_at=result.get("trial_ended_at") or result.get("agent_ended_at"),
+        started_at=times["trial_started_at"] or times["agent_started_at"],
+        finished_at=times["trial_ended_at"] or times["agent_ended_at"],
         exception=result.get("failure_mode")
         if result.get("failure_mode") not in (None, "none", "unset")
         else None,

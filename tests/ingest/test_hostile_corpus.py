@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from rsr_core.formats.atif_read import MAX_STEPS
-from rsr_core.formats.reading import MAX_JSON_VALUES, FormatError
+from rsr_core.formats.reading import DEPTH_LIMIT_TEXT, MAX_JSON_VALUES, FormatError
 from rsr_core.ingest.fs import read_input
 from rsr_core.ingest.runner import ingest_paths
 from rsr_core.store import Store
@@ -290,8 +290,8 @@ def _with(doc: dict, raw: str) -> str:
 @pytest.mark.parametrize(
     ("text", "error"),
     [
-        (_with(atif("n"), "[" * 100_000 + "]" * 100_000), "ATIF JSON nested too deeply"),
-        (_with(atif("o"), '{"a":' * 100_000 + "1" + "}" * 100_000), "ATIF JSON nested too deeply"),
+        (_with(atif("n"), "[" * 100_000 + "]" * 100_000), f"ATIF JSON: {DEPTH_LIMIT_TEXT}"),
+        (_with(atif("o"), '{"a":' * 100_000 + "1" + "}" * 100_000), f"ATIF JSON: {DEPTH_LIMIT_TEXT}"),
         (
             json.dumps(atif("r")).replace('"task_id": "t"', '"task_id": "t", "reward": 1e400'),
             "extra.rsr.reward: expected a finite number in [0, 1], got Infinity",
@@ -401,7 +401,10 @@ def test_escape_sequences_in_a_trajectory_never_reach_the_terminal(tmp_path):
     assert "line 1\n\tout\\x1b[31mRED\\x1b[0m\\x9b2J" in shown["show"]
 
 
-@pytest.mark.parametrize("value", [5, 10**30, 1e308, True, {"a": 1}, [1, 2]], ids=repr)
+TIME = "an ISO 8601 time string, epoch seconds (0 to 253402300799) or null"
+
+
+@pytest.mark.parametrize("value", [-5, 10**30, 1e308, True, {"a": 1}, [1, 2]], ids=repr)
 def test_trial_fields_of_the_wrong_type_refuse_the_trial_alone(tmp_path, value):
     # Seen: a number as result.json started_at ended the whole ingest with a traceback.
     corpus = tmp_path / "corpus"
@@ -430,7 +433,7 @@ def test_trial_fields_of_the_wrong_type_refuse_the_trial_alone(tmp_path, value):
     assert status == 1 and "Traceback" not in stderr, stderr
     shown = json.dumps(value) if not isinstance(value, float) else "1e+308"
     assert errors_by_name(report["errors"]) == {
-        "harbor": f"result.json started_at: expected an ISO time string or null, got {shown}",
-        "tb": f"results.json trial_ended_at: expected an ISO time string or null, got {shown}",
+        "harbor": f"result.json started_at: expected {TIME}, got {shown}",
+        "tb": f"results.json trial_ended_at: expected {TIME}, got {shown}",
     }
     assert report["trajectories_added"] == 2  # ok.json, and the trial whose model name was not a string
