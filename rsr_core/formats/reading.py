@@ -129,17 +129,16 @@ def load_json(text: str) -> Any:
 def too_deep(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
     """Does a parsed JSON value nest objects and arrays more than `limit` levels deep (the root is level 1)?
 
-    Walked level by level, not recursively, so any depth is measured."""
+    Walked level by level, not recursively, so any depth is measured; every value is visited once."""
+    if value.__class__ is not dict and value.__class__ is not list:
+        return False
     level = [value]
     for depth in range(1, limit + 1):
         below: list[Any] = []
         for item in level:
-            kind = type(item)
-            if kind is dict:
-                item = item.values()
-            elif kind is not list:
-                continue
-            below += [child for child in item if type(child) is dict or type(child) is list]
+            for child in item.values() if item.__class__ is dict else item:
+                if child.__class__ is dict or child.__class__ is list:
+                    below.append(child)
         if not below:
             return False
         if depth == limit:
