@@ -70,6 +70,14 @@ class Cards:
         )
         return [{"kind": "code", "text": text[:MAX_INLINE]}, {"kind": "note", "text": note}]
 
+    def thinking(self, reasoning: str) -> dict[str, str]:
+        """A turn's thinking as a folded block (never the answer, never in training rows without asking)."""
+        text = shown(reasoning)
+        label = f"thinking ({len(reasoning):,} characters)"
+        if len(text) > MAX_INLINE:
+            text, label = text[:MAX_INLINE], f"{label}; the first {MAX_INLINE:,} shown"
+        return {"kind": "thinking", "label": label, "text": text}
+
     def card(
         self, step: Step, key: str, highlight: bool = False, seconds: float | None = None, anchor: bool = True
     ) -> dict:
@@ -77,10 +85,15 @@ class Cards:
         label = special_label(step)
         blocks: list[dict[str, str]] = []
         if step.source == "agent":
+            if step.reasoning:
+                blocks.append(self.thinking(step.reasoning))
             if step.analysis is not None:
                 blocks.append(
                     {"kind": "text", "text": shown(f"Analysis: {step.analysis}\nPlan: {step.plan or ''}")}
                 )
+            elif step.extra.get("missing_response"):  # nothing was recorded, not an answer that failed
+                note = step.extra.get("note")
+                blocks.append({"kind": "note", "text": shown(str(note or "no response was recorded"))})
             else:
                 blocks.append({"kind": "note", "text": "answer (not valid protocol JSON)"})
                 blocks += self.block(step.message, f"{key}_msg")

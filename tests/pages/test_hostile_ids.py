@@ -129,3 +129,30 @@ def test_every_page_runs_on_the_hostile_corpus(hostile, name):
 def test_a_runbook_link_to_nothing_is_said_not_raised(demo_db, value):
     at = page("runbooks", runbook=value)
     assert not at.exception, at.exception
+
+
+def test_thinking_is_folded_apart_and_a_missing_response_is_said(demo_db):
+    from rsr_core.models import Step, Trajectory
+    from tests.pages.conftest import open_services
+
+    steps = [
+        Step(index=1, source="user", message="go"),
+        Step(index=2, source="agent", reasoning="<b>weigh</b> it", analysis="a", plan="p"),
+        Step(
+            index=3,
+            source="agent",
+            extra={"missing_response": True, "note": "episode-1/response.txt is missing"},
+        ),
+    ]
+    trajectory = Trajectory(
+        trajectory_id="think", task_id="t", harness="terminus-2", content_hash="h", steps=steps
+    )
+    open_services().store.write_trajectories([trajectory])
+    cards = step_cards(page("trajectories", trajectory="think"))
+    assert cards[1]["blocks"][0] == {
+        "kind": "thinking",
+        "label": "thinking (15 characters)",
+        "text": "<b>weigh</b> it",
+    }
+    assert cards[1]["blocks"][1]["text"] == "Analysis: a\nPlan: p"
+    assert [b["text"] for b in cards[2]["blocks"]] == ["episode-1/response.txt is missing"]

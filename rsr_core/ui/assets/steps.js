@@ -1,6 +1,6 @@
 // Steps of trajectories as cards of plain text (textContent only: trajectory content is never HTML). One row
 // per trajectory page, or one row per turn with a cell per trajectory side by side. Special steps (harness
-// control, private guidance, copied context) are folded unless linked. "show all" asks Python for a cut
+// control, private guidance, copied context) are folded unless linked, and so is a turn's thinking. "show all" asks Python for a cut
 // block whole (state "full": block ids); the linked step is scrolled into view once.
 function card(step, showAll) {
   const box = document.createElement(step.label ? "details" : "section");
@@ -17,6 +17,13 @@ function card(step, showAll) {
     cap.textContent = step.caption;
   }
   for (const block of step.blocks) {
+    if (block.kind === "thinking") {  // the model's reasoning: folded, never part of the answer
+      const fold = box.appendChild(document.createElement("details"));
+      fold.className = "thinking";
+      fold.appendChild(document.createElement("summary")).textContent = block.label;
+      fold.appendChild(document.createElement("pre")).textContent = block.text;
+      continue;
+    }
     const el = box.appendChild(document.createElement(block.kind === "note" ? "div" : "pre"));
     el.className = block.kind;
     el.textContent = block.text;
