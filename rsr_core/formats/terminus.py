@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 
 from rsr_core.models import Command
@@ -11,6 +12,9 @@ DEFAULT_DURATION = 1.0
 MAX_DURATION = 60.0
 OBSERVATION_LIMIT = 10_000
 OBSERVATION_HALF = 5_000
+
+
+TERMINUS_KEYS = ("analysis", "plan", "commands", "task_complete")
 
 
 class ProtocolError(ValueError):
@@ -29,25 +33,95 @@ class TerminusResponse:
     warnings: list[str] = field(default_factory=list)
 
 
-def extract_json_object(text: str) -> tuple[dict, list[str]]:
-    """The JSON object in a model answer (fences and surrounding prose tolerated, with warnings)."""
-    warnings: list[str] = []
-    start = text.find("{")
-    end = text.rfind("}")
-    if start < 0:
+_FENCE = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\n(.*?)```", re.DOTALL)
+_DECODER = json.JSONDecoder()
+MAX_STARTS = 2_000
+"""Opening braces tried before giving up (an answer of many braces none of which starts an object)."""
+
+
+def _objects(
+    text: str, prefer: tuple[str, ...]
+) -> tuple[tuple[dict, int, int] | None, json.JSONDecodeError | None]:
+    """The JSON object of an answer with its span: in a fenced block first, else the first opening brace from
+    which a whole object parses (braces inside strings and prose around it do not matter); among several, the
+    first holding the most of the `prefer`red keys. Also the first decoding error, to report."""
+    found: list[tuple[dict, int, int]] = []
+    first_error: json.JSONDecodeError | None = None
+    for fence in _FENCE.finditer(text):
+        body = fence.group(1).strip()
+        try:
+            obj = json.loads(body)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(obj, dict):
+            found.append((obj, fence.start(), fence.end()))
+    if not found:
+        start = text.find("{")
+        tries = 0
+        while start >= 0 and tries < MAX_STARTS:
+            tries += 1
+            try:
+                obj, end = _DECODER.raw_decode(text, start)
+            except json.JSONDecodeError as exc:
+                if first_error is None:
+                    first_error = exc
+                    if not _closes(text, start):  # the text ends inside this object: the answer was cut, and
+                        return None, _CUT  # the objects inside it are its parts, not the answer
+                start = text.find("{", start + 1)
+                continue
+            if isinstance(obj, dict):
+                found.append((obj, start, end))
+                if not prefer:
+                    break
+            start = text.find("{", end)
+    if not found:
+        return None, first_error
+    return max(found, key=lambda f: sum(k in f[0] for k in prefer)), None
+
+
+_CUT = json.JSONDecodeError("the object is never closed", "", 0)
+
+
+def _closes(text: str, start: int) -> bool:
+    """Whether the brace at `start` is closed before the text ends (braces inside strings do not count)."""
+    depth, in_string, escaped = 0, False, False
+    for ch in text[start:]:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                return True
+    return False
+
+
+def extract_json_object(text: str, prefer: tuple[str, ...] = ()) -> tuple[dict, list[str]]:
+    """The JSON object in a model answer (see `_objects`; fences and surrounding prose tolerated, with
+    warnings). Thinking is taken out before (`formats.thinking`), so braces in it cannot be mistaken for it."""
+    if "{" not in text:
         raise ProtocolError("No JSON object found: answer with a single JSON object.")
-    if end < start:
-        raise ProtocolError("Invalid JSON: the object is never closed (was the answer cut off?).")
+    chosen, error = _objects(text, prefer)
+    if chosen is None:
+        if error is _CUT:
+            raise ProtocolError("Invalid JSON: the object is never closed (was the answer cut off?).")
+        if error is not None:
+            raise ProtocolError(f"Invalid JSON: {error.msg} at line {error.lineno} column {error.colno}.")
+        raise ProtocolError("The answer must be a JSON object.")
+    obj, start, end = chosen
+    warnings: list[str] = []
     if text[:start].strip().strip("`").removeprefix("json").strip():
         warnings.append("Extra text before the JSON object was ignored.")
-    if text[end + 1 :].strip().strip("`").strip():
+    if text[end:].strip().strip("`").strip():
         warnings.append("Extra text after the JSON object was ignored.")
-    try:
-        obj = json.loads(text[start : end + 1])
-    except json.JSONDecodeError as exc:
-        raise ProtocolError(f"Invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}.") from exc
-    if not isinstance(obj, dict):
-        raise ProtocolError("The answer must be a JSON object.")
     return obj, warnings
 
 
@@ -61,7 +135,7 @@ def _as_bool(value: object, name: str) -> bool:
 
 def parse_terminus(text: str, allow_transition: bool = False) -> TerminusResponse:
     """Parse a Terminus 2 answer: {"analysis", "plan", "commands": [{"keystrokes", "duration"}], "task_complete"}."""
-    obj, warnings = extract_json_object(text)
+    obj, warnings = extract_json_object(text, TERMINUS_KEYS)
     for name in ("analysis", "plan"):
         if name not in obj:
             raise ProtocolError(f"Missing required field '{name}'.")
@@ -100,7 +174,9 @@ def parse_lenient(text: str) -> TerminusResponse | None:
     except ProtocolError:
         pass
     try:
-        obj, _ = extract_json_object(text)
+        obj, _ = extract_json_object(
+            text, (*TERMINUS_KEYS, "state_analysis", "explanation", "is_task_complete")
+        )
     except ProtocolError:
         return None
     commands = []

@@ -15,18 +15,43 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from functools import cache
 from json.encoder import encode_basestring
 
 from rsr_core.models import Step, Trajectory
 
-TRAINING_RULE = 1
+TRAINING_RULE = 2
 """Version of the rules below; stored with every key (trajectories.training_rule)."""
+ANSWER = "answer"
+"""Step `extra` key of the answer exactly as the model returned it, thinking taken out (the harnesses of this
+project record it on every agent turn they read)."""
+CONVERSATION_START = "conversation_start"
+"""Step `extra` key of the first user message of a fresh conversation a harness started when the last one
+outgrew the model's context (a hand-off)."""
+HANDOFF = "handoff"
+"""Step `extra` key of a hand-off's summary step: the request that asked for it and how many messages it left
+out."""
+
+
+@cache
+def _confirmation() -> str:
+    from rsr_core import prompts
+
+    return str(prompts.load_json("terminus2_messages_v1.json")["confirm"])
+
+
+def in_dialogue(step: Step) -> bool:
+    """A harness message that is part of the general harness's own dialogue: Terminus 2's "are you sure?"
+    question, which the harness sends in the same user message as the observation before it (recorded as a step
+    of its own by this project's harness, inside the observation by harbor's). A model meets it at inference."""
+    return step.harness_control and step.source == "user" and step.message == _confirmation()
 
 
 def removed_from_training(step: Step) -> bool:
-    """Steps that never train: a runbook given as private guidance, a message a harness injected, or context
-    copied from an earlier trajectory (ATIF `is_copied_context`)."""
-    return step.private_guidance or step.harness_control or step.copied_context
+    """Steps that never train: a runbook given as private guidance, a message a harness injected (but the
+    general harness's confirmation question, `in_dialogue`), or context copied from an earlier trajectory (ATIF
+    `is_copied_context`)."""
+    return step.private_guidance or step.copied_context or (step.harness_control and not in_dialogue(step))
 
 
 def training_steps(steps: list[Step]) -> list[Step]:
@@ -58,10 +83,24 @@ def training_steps(steps: list[Step]) -> list[Step]:
     return out
 
 
-def assistant_content(step: Step) -> str:
-    """An agent turn as the Terminus 2 JSON answer {"analysis", "plan", "commands", "task_complete"}.
+def assistant_content(step: Step, reasoning: bool = False) -> str:
+    """An agent turn as the model said it: the answer recorded as returned (`ANSWER`), else a recorded message
+    that is itself the answer (a Terminal-Bench response file: JSON, or fenced JSON), else, for sources that
+    kept only its parts (harbor's "Analysis: …\nPlan: …"), the Terminus 2 JSON answer rebuilt from them. A turn
+    that is not a Terminus answer is kept verbatim. With `reasoning`, the turn's thinking goes back in front as
+    `<think>…</think>` (the way harbor's export writes it)."""
+    text = _said(step)
+    if reasoning and step.reasoning:
+        return f"<think>{step.reasoning}</think>\n\n{text}"
+    return text
 
-    A turn that is not a Terminus answer (nothing could be read from it) is kept verbatim."""
+
+def _said(step: Step) -> str:
+    answer = step.extra.get(ANSWER)
+    if isinstance(answer, str):
+        return answer
+    if step.message.lstrip()[:1] in ("{", "`") and step.analysis is not None:
+        return step.message
     if step.analysis is None and step.plan is None:
         if not step.commands and not step.task_complete:
             return step.message
@@ -109,13 +148,26 @@ NO_OUTPUT = "[no terminal output was recorded for this turn]"
 _Turn = tuple[str, str, Step | None]
 
 
-def _turns(trajectory: Trajectory) -> tuple[list[_Turn], int | None, bool]:
+def conversations(steps: list[Step]) -> list[list[Step]]:
+    """The steps of each conversation of a run, in order: a run whose conversation outgrew the model's context
+    went on in a fresh one (`CONVERSATION_START`); the steps before the first agent turn (system prompt, private
+    guidance) open every conversation, as the harness sends them."""
+    parts: list[list[Step]] = [[]]
+    for step in steps:
+        if step.extra.get(CONVERSATION_START) and parts[-1]:
+            head = [s for s in parts[0] if s.source == "system"]
+            parts.append([*head])
+        parts[-1].append(step)
+    return parts
+
+
+def _turns(steps: list[Step], reasoning: bool) -> tuple[list[_Turn], int | None, bool]:
     """(role, content, agent step) of every non-empty turn, the index of the first assistant turn (None: no
     row, `no_steps`) and whether a user message comes before it (else the instruction has to be added)."""
     turns: list[_Turn] = []
-    for step in training_steps(trajectory.steps):
+    for step in training_steps(steps):
         if step.source == "agent":
-            content = assistant_content(step)
+            content = assistant_content(step, reasoning)
             if content.strip():
                 turns.append(("assistant", content, step))
             if step.observation is not None and step.observation.strip():
@@ -136,6 +188,7 @@ def _messages(turns: list[_Turn]) -> list[dict[str, str]]:
             role = "user"
         if messages and role == messages[-1]["role"]:
             if role != "assistant":
+                # As a harness sends them: an observation and the messages that follow it, blank-line joined.
                 messages[-1]["content"] += "\n\n" + content
                 continue
             if prev_step is not None and not (prev_step.commands or prev_step.task_complete):
@@ -149,42 +202,69 @@ def _messages(turns: list[_Turn]) -> list[dict[str, str]]:
     return messages
 
 
-def training_row(
-    trajectory: Trajectory, instruction: str | None = None
-) -> tuple[list[dict[str, str]], str | None]:
-    """(messages, None), or ([], why it makes no row: `no_steps` or `no_instruction`).
+Rows = list[list[dict[str, str]]]
+
+
+def training_rows(
+    trajectory: Trajectory, instruction: str | None = None, reasoning: bool = False
+) -> tuple[Rows, str | None]:
+    """(rows, None): a row per conversation of the run (one, unless it was handed off), each the messages of
+    the conversation's last request as the model saw them followed by its last answer as it returned it; or
+    ([], why there is none: `no_steps` or `no_instruction`). `reasoning`: each answer with its thinking.
 
     The rules chat trainers check: an optional system message, then user and assistant turns alternating,
     starting with the user message that carries the task instruction and ending with an assistant turn, no
     empty contents. So: steps that never train are removed; empty messages and observations are skipped; the
     task instruction (`instruction`, else the trajectory's) becomes the first user message when no user
     message comes before the first agent turn (a run with none is `no_instruction`); consecutive user or
-    system messages are joined and a system message after the start is a user message; two assistant turns in
-    a row keep the first only if it did something (then a marker stands for its unrecorded output); what
-    follows the last assistant turn (a trailing observation) is dropped. A run with no agent turn left is
-    `no_steps`.
+    system messages are joined as the harness joins them and a system message after the start is a user
+    message; two assistant turns in a row keep the first only if it did something (then a marker stands for
+    its unrecorded output); what follows the last assistant turn (a trailing observation) is dropped. A run
+    with no agent turn left is `no_steps`. For a run recorded by this project's Terminus 2 harness a row is
+    byte for byte what the endpoint received last (less the private guidance) and what it answered.
     """
-    turns, first, has_user = _turns(trajectory)
-    if first is None:
-        return [], "no_steps"
-    if not has_user:
-        text = instruction or trajectory.instruction
-        if not text or not text.strip():
-            return [], "no_instruction"
-        turns.insert(first, ("user", text, None))
-    return _messages(turns), None
+    rows: Rows = []
+    why = "no_steps"
+    for n, steps in enumerate(conversations(trajectory.steps)):
+        turns, first, has_user = _turns(steps, reasoning)
+        if first is None:
+            continue
+        if not has_user:
+            text = (instruction or trajectory.instruction) if n == 0 else None
+            if not text or not text.strip():
+                why = "no_instruction"
+                continue
+            turns.insert(first, ("user", text, None))
+        rows.append(_messages(turns))
+    return (rows, None) if rows else ([], why)
+
+
+def training_row(
+    trajectory: Trajectory, instruction: str | None = None, reasoning: bool = False
+) -> tuple[list[dict[str, str]], str | None]:
+    """The rows of `training_rows` as one list of messages per run: the only row of a run that was never
+    handed off (see `training_rows` for a run that was)."""
+    rows, why = training_rows(trajectory, instruction, reasoning)
+    return [m for row in rows for m in row], why
 
 
 def stored_training(trajectory: Trajectory) -> tuple[bytes | None, str | None]:
-    """What the store keeps of the trajectory's training row: (its `messages_key`, None), (None, `no_steps`),
-    or (None, None) where the row depends on its task's instruction (no user message before the first agent
-    turn: the task's instruction, which may change, comes before the trajectory's own)."""
-    turns, first, has_user = _turns(trajectory)
-    if first is None:
+    """What the store keeps of the trajectory's training rows: (their `messages_key`, None), (None,
+    `no_steps`), or (None, None) where a row depends on its task's instruction (no user message before the first
+    agent turn: the task's instruction, which may change, comes before the trajectory's own)."""
+    rows: Rows = []
+    for n, steps in enumerate(conversations(trajectory.steps)):
+        turns, first, has_user = _turns(steps, False)
+        if first is None:
+            continue
+        if not has_user:
+            if n == 0:
+                return None, None
+            continue
+        rows.append(_messages(turns))
+    if not rows:
         return None, "no_steps"
-    if not has_user:
-        return None, None
-    return messages_key(_messages(turns)), None
+    return messages_key([m for row in rows for m in row]), None
 
 
 def messages_key(messages: list[dict[str, str]]) -> bytes:

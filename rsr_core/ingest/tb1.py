@@ -16,6 +16,7 @@ from rsr_core.formats.atif_read import MAX_STEPS
 from rsr_core.formats.control import canonical_harness, task_id_of
 from rsr_core.formats.reading import FormatError, expect, sha256, timestamp_text
 from rsr_core.formats.terminus import parse_lenient
+from rsr_core.formats.thinking import split_thinking
 from rsr_core.ingest.fs import inside, present, read_json, read_text, real
 from rsr_core.models import Step, Trajectory
 
@@ -108,11 +109,13 @@ def _agent_step(index: int, response: str | None, observation: str | None, where
                 "note": f"{where}/response.txt is missing: no response was recorded",
             },
         )
-    parsed = parse_lenient(response)
+    thinking, answer = split_thinking(response)  # a reasoning model's response file starts with its thinking
+    parsed = parse_lenient(answer)
     return Step(
         index=index,
         source="agent",
-        message=response,
+        message=answer,
+        reasoning=thinking,
         analysis=parsed.analysis if parsed else None,
         plan=parsed.plan if parsed else None,
         commands=parsed.commands if parsed else [],
