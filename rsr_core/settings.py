@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextvars
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -74,6 +75,22 @@ def _parse_prices(text: str) -> dict[str, tuple[float, float]]:
                 "tokens)"
             ) from None
     return prices
+
+
+def _parse_context_lengths(text: str) -> dict[str, int]:
+    """Parse `model=tokens,…` (a model name may itself hold '=': the number is after the last one)."""
+    lengths: dict[str, int] = {}
+    for item in text.split(","):
+        item = item.strip()
+        if not item:
+            continue
+        model, sep, tokens = item.rpartition("=")
+        if not sep or not model.strip() or not re.fullmatch(r"[0-9]{1,12}", tokens.strip()):
+            raise ValueError(
+                f"entry {item[:80]!r} is not of the form 'model=tokens' (a positive whole number)"
+            )
+        lengths[model.strip()] = int(tokens)
+    return lengths
 
 
 def _alias(env: str, field: str) -> Any:
@@ -151,6 +168,40 @@ class Settings(BaseSettings):
         le=1 << 30,
         validation_alias=_alias("RSR_LLM_MAX_ANSWER_BYTES", "llm_max_answer_bytes"),
         description="Longest model answer kept; longer ones are cut (RSR_LLM_MAX_ANSWER_BYTES).",
+    )
+    max_tokens: int = Field(
+        4096,
+        gt=0,
+        le=1 << 24,
+        validation_alias=_alias("RSR_MAX_TOKENS", "max_tokens"),
+        description="Answer budget (`max_tokens`) sent with every model request, every role (RSR_MAX_TOKENS).",
+    )
+    planner_max_tokens: int | None = Field(
+        None,
+        gt=0,
+        le=1 << 24,
+        validation_alias=_alias("RSR_PLANNER_MAX_TOKENS", "planner_max_tokens"),
+        description="Planner answer budget override (RSR_PLANNER_MAX_TOKENS).",
+    )
+    critic_max_tokens: int | None = Field(
+        None,
+        gt=0,
+        le=1 << 24,
+        validation_alias=_alias("RSR_CRITIC_MAX_TOKENS", "critic_max_tokens"),
+        description="Critic answer budget override (RSR_CRITIC_MAX_TOKENS).",
+    )
+    executor_max_tokens: int | None = Field(
+        None,
+        gt=0,
+        le=1 << 24,
+        validation_alias=_alias("RSR_EXECUTOR_MAX_TOKENS", "executor_max_tokens"),
+        description="Executor (and discovery harness) answer budget override (RSR_EXECUTOR_MAX_TOKENS).",
+    )
+    context_lengths: Annotated[dict[str, int], NoDecode] = Field(
+        default_factory=dict,
+        validation_alias=_alias("RSR_CONTEXT_LENGTHS", "context_lengths"),
+        description="Context length in tokens per model, for endpoints that do not report one in /v1/models "
+        "(RSR_CONTEXT_LENGTHS='model=8192,…'); it wins over what the endpoint reports.",
     )
     image_map: Annotated[dict[str, str], NoDecode] = Field(
         default_factory=lambda: dict(DEFAULT_IMAGE_MAP),
@@ -241,6 +292,21 @@ class Settings(BaseSettings):
                 )
         return value
 
+    @field_validator("context_lengths", mode="before")
+    @classmethod
+    def _context_lengths(cls, value: Any) -> Any:
+        return _parse_context_lengths(value) if isinstance(value, str) else value
+
+    @field_validator("context_lengths")
+    @classmethod
+    def _context_lengths_positive(cls, value: dict[str, int]) -> dict[str, int]:
+        for model, tokens in value.items():
+            if not 0 < tokens <= 1 << 30:
+                raise ValueError(
+                    f"context length of {model[:80]!r} must be a positive number of tokens, got {tokens}"
+                )
+        return value
+
     @field_validator("allow_network", mode="before")
     @classmethod
     def _flag(cls, value: Any) -> Any:
@@ -261,6 +327,15 @@ class Settings(BaseSettings):
             "executor": self.executor_model,
         }
         return override.get(role) or self.model
+
+    def role_max_tokens(self, role: str) -> int:
+        """The answer budget for a role (planner, critic, executor), falling back to `max_tokens`."""
+        override = {
+            "planner": self.planner_max_tokens,
+            "critic": self.critic_max_tokens,
+            "executor": self.executor_max_tokens,
+        }
+        return override.get(role) or self.max_tokens
 
     @classmethod
     def settings_customise_sources(
