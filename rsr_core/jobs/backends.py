@@ -11,7 +11,7 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
-from rsr_core.protocols import LLM, Completion, Outcome, SandboxProvider
+from rsr_core.protocols import LLM, Completion, ModelLimits, Outcome, SandboxProvider
 
 SANDBOX_KINDS = frozenset({"execute", "discover"})
 """Unit kinds that open a sandbox (placed only where a Docker engine is: Ray's `sandbox` resource)."""
@@ -23,6 +23,10 @@ class CappedLLM:
     def __init__(self, llm: LLM, acquire: Callable[[], object], release: Callable[[], object]):
         self.llm = llm
         self._acquire, self._release = acquire, release
+
+    def limits(self, model: str) -> ModelLimits:
+        """The wrapped client's limits (asking them is one cached request: it takes no permit)."""
+        return self.llm.limits(model)
 
     def complete(
         self,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from rsr_core.protocols import Completion
+from rsr_core.protocols import Completion, ModelLimits
 
 
 class MeteredLLM:
@@ -17,6 +17,10 @@ class MeteredLLM:
         self.completion_tokens = 0
         self.models: list[str] = []
         self._lock = threading.Lock()
+
+    def limits(self, model: str) -> ModelLimits:
+        """The wrapped client's limits (not a call: not counted)."""
+        return self.llm.limits(model)
 
     def complete(
         self,
