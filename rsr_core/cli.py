@@ -1,23 +1,40 @@
 """The `rsr` command: builds the parser from the command modules and dispatches.
 
 Only argparse and the command modules' light top levels are imported to build the parser (`rsr --help` stays
-fast); each command imports the engines it uses when it runs.
+fast); each command imports the engines it uses when it runs. Ctrl-C at any moment is one line, "rsr:
+interrupted", and exit status 130: while this module loads, through `_interrupted_early`; then inside `main`,
+which also imports the command modules.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import signal
 import sys
-import threading
-import traceback
-from collections.abc import Sequence
-from typing import NoReturn
 
-from rsr_core import __version__
-from rsr_core.commands import COMMAND_MODULES
-from rsr_core.errors import RsrError, printable
+
+def _interrupted_early(signum: int, frame: object) -> None:
+    """Ctrl-C while `rsr` is still loading: nothing has started, so end at once (a KeyboardInterrupt here would
+    be a traceback from the middle of an import)."""
+    os.write(2, b"rsr: interrupted\n")
+    os._exit(130)
+
+
+# Only as the process's own program (the console script, `python -m rsr_core.cli`), never when imported by a
+# program of its own (a test runner keeps its Ctrl-C); an ignored SIGINT (a background job) stays ignored.
+if (__name__ == "__main__" or os.path.basename(sys.argv[0]) == "rsr") and signal.getsignal(
+    signal.SIGINT
+) is signal.default_int_handler:
+    signal.signal(signal.SIGINT, _interrupted_early)
+
+import argparse  # noqa: E402
+import threading  # noqa: E402
+import traceback  # noqa: E402
+from collections.abc import Sequence  # noqa: E402
+from typing import NoReturn  # noqa: E402
+
+from rsr_core import __version__  # noqa: E402
+from rsr_core.errors import RsrError, printable  # noqa: E402
 
 REPORT_HINT = (
     "rsr: this is a bug in RSR Studio, not something you did; please report it with the command you ran and "
@@ -33,6 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"rsr {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    from rsr_core.commands import COMMAND_MODULES
+
     for module in COMMAND_MODULES:
         module.register(sub)
     return parser
@@ -47,16 +66,53 @@ class Terminated(BaseException):
         self.signum = signum
 
 
-def _terminate(signum: int, frame: object) -> None:
+_SIGNALLED: list[int] = []  # signals that reached `_signalled` during the command, in order
+
+
+def _signalled(signum: int, frame: object) -> None:
+    """Ctrl-C, SIGTERM and SIGHUP during a command: remembered, then unwound as KeyboardInterrupt or
+    `Terminated`. Remembered because what unwinds may not be that exception: DuckDB cancels a query the signal
+    lands in and raises its own ("Query interrupted"), and an import it lands in can fail in its own way."""
+    _SIGNALLED.append(signum)
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt
     raise Terminated(signum)
 
 
-def _on_termination() -> dict[int, object]:
-    """Turn SIGTERM and SIGHUP into `Terminated` for the command's run; returns the handlers replaced (commands
-    that run jobs install their own, which cancel after the units in flight)."""
+def _interruption(exc: BaseException) -> bool:
+    """Is `exc` DuckDB's report of a signal that landed during a query (an `InterruptException`, or a
+    RuntimeError "Query interrupted")? duckdb is looked up, not imported: a command that never used it cannot
+    have been interrupted inside it."""
+    duckdb = sys.modules.get("duckdb")
+    if duckdb is not None and isinstance(exc, getattr(duckdb, "InterruptException", ())):
+        return True
+    return isinstance(exc, RuntimeError) and "query interrupted" in str(exc).lower()
+
+
+def _tidy() -> None:
+    """After an interruption: remove the temporary outputs an unwinding could not reach (a signal that landed
+    between creating one and taking charge of it), and DuckDB's spill directory."""
+    outputs = sys.modules.get("rsr_core.outputs")
+    if outputs is not None:
+        outputs.remove_leftovers()
+    host = sys.modules.get("rsr_core.store.host")
+    if host is not None:
+        host.remove_spill_directory()
+
+
+def _on_signals() -> dict[int, object]:
+    """Route Ctrl-C, SIGTERM and SIGHUP through `_signalled` for the command's run; returns the handlers
+    replaced (commands that run jobs install their own, which cancel after the units in flight). An ignored
+    SIGINT (a background job of a shell) stays ignored."""
     if threading.current_thread() is not threading.main_thread():
         return {}
-    return {sig: signal.signal(sig, _terminate) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    replaced: dict[int, object] = {
+        sig: signal.signal(sig, _signalled) for sig in (signal.SIGTERM, signal.SIGHUP)
+    }
+    current = signal.getsignal(signal.SIGINT)
+    if current is signal.default_int_handler or current is _interrupted_early:
+        replaced[signal.SIGINT] = signal.signal(signal.SIGINT, _signalled)
+    return replaced
 
 
 def _end_now(line: str, status: int) -> NoReturn:
@@ -68,37 +124,65 @@ def _end_now(line: str, status: int) -> NoReturn:
     os._exit(status)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the console script: a user-facing failure is one line and exit status 2, a bug is a
-    traceback with a hint to report it."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    replaced = _on_termination()
-    try:
-        from rsr_core.settings import Settings
-
-        settings = Settings.from_env()
-        return int(args.handler(args, settings) or 0)
-    except RsrError as exc:
-        print(f"rsr: {printable(str(exc))}", file=sys.stderr)
-        return exc.exit_status
-    except KeyboardInterrupt:
+def _interrupted(signum: int, own_process: bool) -> int:
+    """A signal ended the command: one line and its exit status (130 for Ctrl-C, 128 + the signal otherwise).
+    The process's own command ends at once (its exit handlers could meet a second Ctrl-C); a termination
+    always does (see `_end_now`)."""
+    _tidy()
+    if signum == signal.SIGINT:
+        if own_process:
+            _end_now("rsr: interrupted", 130)
         print("rsr: interrupted", file=sys.stderr)
         return 130
-    except Terminated as exc:
-        _end_now(f"rsr: terminated ({signal.Signals(exc.signum).name})", 128 + exc.signum)
-    except BrokenPipeError:
-        # The reader went away (`rsr show … | head`): stop quietly, and keep Python from complaining at exit.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return 0
-    except Exception:  # noqa: BLE001 - a bug: show everything, and say so
-        traceback.print_exc()
+    _end_now(f"rsr: terminated ({signal.Signals(signum).name})", 128 + signum)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the console script: a user-facing failure is one line and exit status 2, a bug is a
+    traceback with a hint to report it; Ctrl-C at any moment is one line and exit status 130."""
+    own = argv is None  # the process's own command line (the console script, `python -m rsr_core.cli`)
+    replaced: dict[int, object] = {}
+    _SIGNALLED.clear()
+    try:
+        replaced = _on_signals()
+        args = build_parser().parse_args(argv)
+        from rsr_core.outputs import uninterrupted
+
+        # pydantic_core (Rust) panics when Ctrl-C lands in its import, and writes a panic report to stderr
+        with uninterrupted():
+            from rsr_core.settings import Settings
+
+        settings = Settings.from_env()
+        status = int(args.handler(args, settings) or 0)
+        if _SIGNALLED:  # a signal the command's own error handling took for a failure of its work
+            return _interrupted(_SIGNALLED[-1], own)
+        return status
+    except SystemExit:
+        raise
+    except BaseException as exc:
+        if _SIGNALLED or isinstance(exc, KeyboardInterrupt | Terminated) or _interruption(exc):
+            last = _SIGNALLED[-1] if _SIGNALLED else signal.SIGINT
+            return _interrupted(exc.signum if isinstance(exc, Terminated) else last, own)
+        if isinstance(exc, RsrError):
+            print(f"rsr: {printable(str(exc))}", file=sys.stderr)
+            return exc.exit_status
+        if isinstance(exc, BrokenPipeError):
+            # The reader went away (`rsr show … | head`): stop quietly, and keep Python from complaining at exit.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            return 0
+        if not isinstance(exc, Exception):
+            raise
+        traceback.print_exc()  # a bug: show everything, and say so
         print(REPORT_HINT, file=sys.stderr)
         return 3
     finally:
         for sig, handler in replaced.items():
             signal.signal(sig, handler)  # type: ignore[arg-type]
+        if own and threading.current_thread() is threading.main_thread():
+            # The command is over; what remains is the interpreter's exit, which a late Ctrl-C would fill with
+            # tracebacks of its exit handlers.
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 if __name__ == "__main__":

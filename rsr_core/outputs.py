@@ -11,16 +11,22 @@ Every command that writes (`rsr export --out`, `rsr discover --out`, the app's e
 - without `force` nothing is replaced, even by a command writing the same output at the same time (the last
   step, a link or rename, fails when the path has appeared meanwhile);
 - `-` (standard output) and a file output named with a trailing `/` are refused: they would create a file
-  called `-`, or a file where a directory was meant.
+  called `-`, or a file where a directory was meant;
+- a signal (Ctrl-C, SIGTERM, SIGHUP) never leaves a temporary name behind: each is recorded before it is
+  created, so `remove_leftovers` finds those an unwinding could not reach, and a swap into place is not
+  interrupted half way.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import signal
 import stat
+import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, NoReturn
 
@@ -102,8 +108,53 @@ def _check_parent(path: Path) -> None:
             return
 
 
+_PENDING: set[Path] = set()  # temporary names that may exist and are not yet moved into place or removed
+
+
 def _temp_name(path: Path) -> Path:
-    return path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.partial")
+    """A new temporary name beside `path`, recorded as pending before anything is created under it."""
+    temp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.partial")
+    _PENDING.add(temp)
+    return temp
+
+
+def _remove(temp: Path) -> None:
+    if temp.is_dir() and not temp.is_symlink():
+        shutil.rmtree(temp, ignore_errors=True)
+    else:
+        temp.unlink(missing_ok=True)
+    _PENDING.discard(temp)
+
+
+def remove_leftovers() -> None:
+    """Remove every temporary file or directory still pending (the CLI calls it when a signal ended a command:
+    one that landed between creating a temporary name and the code that would remove it)."""
+    for temp in list(_PENDING):
+        _remove(temp)
+
+
+_UNWINDING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@contextmanager
+def uninterrupted() -> Iterator[None]:
+    """Signals that unwind a command wait until the block is done (in the main thread, where Python runs signal
+    handlers): a swap of two renames, or an output and its card, is never left half done. The first signal
+    caught is raised again afterwards."""
+    held = [signal.getsignal(s) for s in _UNWINDING]
+    if threading.current_thread() is not threading.main_thread() or any(h is None for h in held):
+        yield
+        return
+    caught: list[int] = []
+    for sig in _UNWINDING:
+        signal.signal(sig, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        for sig, handler in zip(_UNWINDING, held, strict=True):
+            signal.signal(sig, handler)
+        if caught:
+            signal.raise_signal(caught[0])
 
 
 def _make_parent(path: Path) -> None:
@@ -125,6 +176,7 @@ class AtomicFile:
         try:
             fd = os.open(self.temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         except OSError as exc:
+            _PENDING.discard(self.temp)
             raise OutputError(f"{path}: cannot write in {path.parent}: {exc.strerror or exc}") from None
         self.handle: IO[Any] = os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8")
 
@@ -138,19 +190,22 @@ class AtomicFile:
         if st is not None and not stat.S_ISREG(st.st_mode):
             self.abort()
             raise OutputError(f"{self.path}: became {_kind(st.st_mode)} while writing; not replaced")
-        if self.force:
-            os.replace(self.temp, self.path)
-            return
-        try:  # a link fails when the path exists: another writer may have put it there meanwhile
-            os.link(self.temp, self.path)
-        except FileExistsError:
-            self._appeared()
-        except OSError:  # a file system without hard links (FAT, some network mounts): check, then rename
-            if os.path.lexists(self.path):
+        with uninterrupted():
+            if self.force:
+                os.replace(self.temp, self.path)
+                _PENDING.discard(self.temp)
+                return
+            try:  # a link fails when the path exists: another writer may have put it there meanwhile
+                os.link(self.temp, self.path)
+            except FileExistsError:
                 self._appeared()
-            os.replace(self.temp, self.path)
-            return
-        self.temp.unlink()
+            except OSError:  # a file system without hard links (FAT, some network mounts): check, then rename
+                if os.path.lexists(self.path):
+                    self._appeared()
+                os.replace(self.temp, self.path)
+                _PENDING.discard(self.temp)
+                return
+            _remove(self.temp)
 
     def _appeared(self) -> NoReturn:
         """Another writer put the path there while this one wrote: nothing replaced, nothing left."""
@@ -161,7 +216,7 @@ class AtomicFile:
         """Remove what was written."""
         if not self.handle.closed:
             self.handle.close()
-        self.temp.unlink(missing_ok=True)
+        _remove(self.temp)
 
 
 class AtomicDir:
@@ -176,10 +231,18 @@ class AtomicDir:
         try:
             self.temp.mkdir()
         except OSError as exc:
+            _PENDING.discard(self.temp)
             raise OutputError(f"{path}: cannot write in {path.parent}: {exc.strerror or exc}") from None
 
     def commit(self) -> None:
         """Move the directory into place; an earlier output (or an empty directory) is removed after the swap."""
+        with uninterrupted():
+            old = self._swap()
+        if old is not None:  # the earlier output, now under a pending temporary name
+            _remove(old)
+
+    def _swap(self) -> Path | None:
+        """Move the directory into place; returns where an earlier output was moved aside (to be removed)."""
         if not self.force:  # a rename onto a directory that is not empty (another writer's) fails
             try:
                 os.rename(self.temp, self.path)
@@ -189,7 +252,8 @@ class AtomicDir:
                     f"{self.path}: appeared while writing ({exc.strerror}); pass --force to replace an earlier "
                     "output"
                 ) from None
-            return
+            _PENDING.discard(self.temp)
+            return None
         old = None
         if self.path.is_dir() and not self.path.is_symlink():
             old = _temp_name(self.path)
@@ -198,9 +262,9 @@ class AtomicDir:
             self.abort()
             raise OutputError(f"{self.path}: appeared while writing; not replaced")
         os.rename(self.temp, self.path)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+        _PENDING.discard(self.temp)
+        return old
 
     def abort(self) -> None:
         """Remove what was written."""
-        shutil.rmtree(self.temp, ignore_errors=True)
+        _remove(self.temp)

@@ -27,7 +27,7 @@ from rsr_core.export.models import (
 from rsr_core.export.writers import AtifDirWriter, ExportError, RowWriter, open_writer
 from rsr_core.formats.training import TRAINING_RULE, messages_key, training_row
 from rsr_core.models import Trajectory
-from rsr_core.outputs import AtomicFile, output_path
+from rsr_core.outputs import AtomicFile, output_path, uninterrupted
 from rsr_core.store import Store
 from rsr_core.store import export_queries as eq
 from rsr_core.store.export_stream import stream_selected
@@ -279,9 +279,10 @@ def export(
             writer.add_card(text)
         elif card_file is not None:
             card_file.handle.write(text)
-        writer.close()
-        if card_file is not None:
-            card_file.commit()
+        with uninterrupted():  # the output and its card appear together, or neither does
+            writer.close()
+            if card_file is not None:
+                card_file.commit()
     except BaseException:
         writer.abort()
         if card_file is not None:

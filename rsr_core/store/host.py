@@ -16,11 +16,14 @@ from __future__ import annotations
 
 import itertools
 import os
+import shutil
 import tempfile
 import threading
 from dataclasses import dataclass, field
 
 import duckdb
+
+from rsr_core.outputs import uninterrupted
 
 
 @dataclass
@@ -50,6 +53,12 @@ def _spill_directory() -> str:
     """Where DuckDB spills what does not fit in memory: an in-memory instance would use `.tmp` in the current
     directory (an instance of a file used `<file>.tmp`); one directory per process in the system's."""
     return os.path.join(tempfile.gettempdir(), f"rsr-duckdb-{os.getuid()}-{os.getpid()}")
+
+
+def remove_spill_directory() -> None:
+    """Remove this process's spill directory (DuckDB removes it when the instance closes; a process ending on a
+    signal does not close it)."""
+    shutil.rmtree(_spill_directory(), ignore_errors=True)
 
 
 def _host_config() -> dict[str, str | bool | int | float | list[str]]:
@@ -89,8 +98,11 @@ class Attachment:
             if self.users > 0:
                 return
             assert self._host.con is not None
-            self._host.con.execute(f'DETACH "{self.alias}"')  # if refused, it stays listed for the next use
-            del self._host.files[self.path]
+            # Not interrupted half way (a Ctrl-C in a DETACH detached the file and raised, leaving it listed:
+            # every later use failed); if refused, it stays listed for the next use.
+            with uninterrupted():
+                self._host.con.execute(f'DETACH "{self.alias}"')
+                del self._host.files[self.path]
 
 
 def attach(path: str, read_only: bool) -> Attachment:
@@ -106,8 +118,9 @@ def attach(path: str, read_only: bool) -> Attachment:
                 host.con = duckdb.connect(":memory:", config=_host_config())
             alias = f"rsr_{next(host.aliases)}"
             mode = ", READ_ONLY" if read_only else ""
-            host.con.execute(f'ATTACH {_quoted(key)} AS "{alias}" (TYPE DUCKDB{mode})')
-            found = host.files[key] = Attachment(host, key, alias, read_only)
+            with uninterrupted():  # attached and listed together
+                host.con.execute(f'ATTACH {_quoted(key)} AS "{alias}" (TYPE DUCKDB{mode})')
+                found = host.files[key] = Attachment(host, key, alias, read_only)
         elif found.read_only != read_only:
             have, want = ("read-only", "read-write") if found.read_only else ("read-write", "read-only")
             raise duckdb.ConnectionException(

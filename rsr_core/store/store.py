@@ -64,6 +64,16 @@ def _damage(exc: BaseException) -> str | None:
     return text if any(marker in text.lower() for marker in _DAMAGE_MARKERS) else None
 
 
+def _interrupt(exc: BaseException) -> bool:
+    """Is `exc` DuckDB's report of a signal that landed during a query? DuckDB cancels the query and raises its
+    own exception in place of the KeyboardInterrupt (or the CLI's termination): a RuntimeError "Query
+    interrupted" or an `InterruptException`, which code that reports failures one by one (an ingest's files)
+    would take for a failure of its work. It is raised again as the KeyboardInterrupt it was."""
+    return isinstance(exc, duckdb.InterruptException) or (
+        isinstance(exc, RuntimeError) and "query interrupted" in str(exc).lower()
+    )
+
+
 def _damaged(path: str, detail: str) -> StoreDamagedError:
     return StoreDamagedError(
         f"{path}: is a damaged DuckDB database (truncated or corrupt: {detail[:200]}); restore it from a copy or "
@@ -250,7 +260,9 @@ class Store:
             self._local.cur = cur
             try:
                 yield cur
-            except duckdb.Error as exc:
+            except Exception as exc:
+                if _interrupt(exc):
+                    raise KeyboardInterrupt from exc
                 detail = _damage(exc)
                 if detail is None:
                     raise

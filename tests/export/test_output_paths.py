@@ -18,6 +18,7 @@ from rsr_core.export import export
 from rsr_core.outputs import AtomicFile, OutputError
 from rsr_core.store import Store
 from tests.export.corpus import add_rewrite
+from tests.signals import sigint_default
 
 RSR = [sys.executable, "-m", "rsr_core.cli"]
 
@@ -207,6 +208,7 @@ def _export_process(db: str, out: Path, *extra: str) -> subprocess.Popen:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=sigint_default,
     )
 
 

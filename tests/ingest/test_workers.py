@@ -15,6 +15,7 @@ import pytest
 from rsr_core.ingest.runner import CHUNK_UNITS, PARALLEL_MIN_UNITS
 from rsr_core.ingest.workers import start_worker
 from tests.ingest.hostile import ROOT, atif
+from tests.signals import sigint_default
 
 
 def _children(pid: int) -> list[int]:
@@ -147,6 +148,7 @@ def test_a_signal_to_the_whole_group_ends_the_ingest_in_one_line(tmp_path, sig, 
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        preexec_fn=sigint_default,
     )
     workers: list[int] = []
     try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import _thread
 import contextlib
 import os
+import signal
 import threading
 import time
 
@@ -80,11 +81,16 @@ def test_container_is_gone_after_an_exception_in_the_harness(docker_engine, sand
 
 def test_container_is_gone_after_an_interrupt(docker_engine, sandboxes, scripted, csv_task):
     _, llm = scripted([{"model": "slow", "response": answer()}], latency_ms=3000)
+    # interrupt_main does nothing while SIGINT is ignored, as in a test run started in the background
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(2.0, _thread.interrupt_main)
     timer.start()
-    with pytest.raises(KeyboardInterrupt):
-        Terminus2Harness(llm, sandboxes, "slow").run(csv_task, labels={"rsr.test": "interrupt"})
-    timer.cancel()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            Terminus2Harness(llm, sandboxes, "slow").run(csv_task, labels={"rsr.test": "interrupt"})
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGINT, previous)
     assert _ours(docker_engine, **{"rsr.test": "interrupt"}) == []
 
 
