@@ -18,14 +18,35 @@ class Completion:
     """One model answer."""
 
     text: str
+    """The answer, thinking taken out (what is parsed, and what training rows hold as the assistant's turn)."""
     model: str
     prompt_tokens: int
     completion_tokens: int
     truncated: bool = False
+    """Cut by this client's size cap (`max_answer_bytes`)."""
+    reasoning: str | None = None
+    """The model's thinking: the message's reasoning field and thinking written inline before the answer."""
+    finish_reason: str | None = None
+    """Why the model stopped (`length`: it reached `max_tokens` and the answer is cut)."""
+
+
+@dataclass(frozen=True)
+class ModelLimits:
+    """What one request to a model may hold."""
+
+    context_length: int | None
+    """Tokens of prompt and answer together the model takes (vLLM's `max_model_len`, else a setting); None when
+    not known."""
+    max_tokens: int
+    """The answer budget sent with each request (`max_tokens`: the role's setting)."""
 
 
 class LLM(Protocol):
     """Chat completions by model name (any OpenAI-compatible endpoint)."""
+
+    def limits(self, model: str) -> ModelLimits:
+        """The model's context length and answer budget."""
+        ...
 
     def complete(
         self,

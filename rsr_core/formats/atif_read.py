@@ -200,7 +200,15 @@ def _observation(raw: Any, where: str) -> str | None:
         if not isinstance(res, dict):
             expect(False, f"{where}.results[{i}]", "an object {source_call_id, content}", res)
         content = res.get("content")
+        if content is None and res.get("subagent_trajectory_ref"):
+            continue  # a delegated trajectory, not text the agent saw (kept with the document)
         parts.append(content if isinstance(content, str) else _text(content, f"{where}.results[{i}].content"))
+    if (
+        not parts
+        and results
+        and all(isinstance(r, dict) and r.get("subagent_trajectory_ref") for r in results)
+    ):
+        return None
     return "\n".join(parts)
 
 

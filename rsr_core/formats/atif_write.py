@@ -21,6 +21,7 @@ from datetime import datetime
 from typing import Any
 
 from rsr_core.formats.atif_read import canonical_observation, canonical_tool_calls, parse_steps, version_minor
+from rsr_core.formats.training import HANDOFF
 from rsr_core.models import Review, Step, Trajectory, TransferVerdict
 
 ATIF_VERSION = "ATIF-v1.7"
@@ -182,6 +183,7 @@ def trajectory_document(
         agent.setdefault(key, value)
     step_docs = [step_document(s, i) for i, s in enumerate(steps, 1)]
     _patch_derived(step_docs, steps)
+    subagents = _handoffs(t.trajectory_id, agent, steps, step_docs)
     rsr = provenance(t)
     if transfer is not None:
         rsr["transfer_check"] = transfer.model_dump(mode="json", exclude={"schema_version", "trajectory_id"})
@@ -201,10 +203,51 @@ def trajectory_document(
         doc["notes"] = notes
     if final_metrics is not None:
         doc["final_metrics"] = final_metrics
+    if subagents:
+        doc["subagent_trajectories"] = subagents
     for key, value in kept.items():
         doc.setdefault(key, value)
     doc["extra"] = {**extra, "rsr": rsr}
     return doc
+
+
+_SOURCES = {"system": "system", "user": "user", "assistant": "agent"}
+
+
+def _handoffs(
+    trajectory_id: str, agent: dict[str, Any], steps: list[Step], docs: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """A hand-off (the conversation outgrew the model's context) as harbor records its Terminus 2's: the
+    summarisation is a subagent trajectory embedded in the document (the request that asked for it, then the
+    summary), referenced from the step's observation."""
+    out: list[dict[str, Any]] = []
+    for step, doc in zip(steps, docs, strict=True):
+        handoff = step.extra.get(HANDOFF)
+        if not isinstance(handoff, dict) or not isinstance(handoff.get("request"), list):
+            continue
+        sub_id = f"{trajectory_id}.handoff-{len(out) + 1}"
+        sub_steps: list[dict[str, Any]] = [
+            {
+                "step_id": i,
+                "source": _SOURCES.get(str(m.get("role")), "user"),
+                "message": str(m.get("content")),
+            }
+            for i, m in enumerate(handoff["request"], 1)
+            if isinstance(m, dict)
+        ]
+        answer: dict[str, Any] = {"step_id": len(sub_steps) + 1, "source": "agent", "message": step.message}
+        if step.reasoning is not None:
+            answer["reasoning_content"] = step.reasoning
+        out.append(
+            {
+                "schema_version": ATIF_VERSION,
+                "trajectory_id": sub_id,
+                "agent": {**agent, "name": f"{agent['name']}-summarizer"},
+                "steps": [*sub_steps, answer],
+            }
+        )
+        doc["observation"] = {"results": [{"subagent_trajectory_ref": [{"trajectory_id": sub_id}]}]}
+    return out
 
 
 # Names an id must not take as it is: the export's card beside the task directories, the directory of runs with

@@ -8,6 +8,7 @@ import uuid
 from datetime import UTC, datetime
 
 from rsr_core.formats.terminus import TerminusResponse, format_message
+from rsr_core.formats.training import ANSWER, CONVERSATION_START, HANDOFF
 from rsr_core.models import ChangedPath, Step, Task, Trajectory
 from rsr_core.protocols import Completion
 
@@ -40,9 +41,26 @@ class TrajectoryRecorder:
         """A system message (private guidance is the Executor's runbook; export removes it)."""
         return self._add(source="system", message=message, private_guidance=private_guidance)
 
-    def user(self, message: str) -> Step:
-        """A user message that is part of the task dialogue."""
-        return self._add(source="user", message=message)
+    def user(self, message: str, conversation_start: bool = False) -> Step:
+        """A user message that is part of the task dialogue (`conversation_start`: the first of a fresh
+        conversation after a hand-off)."""
+        return self._add(
+            source="user", message=message, extra={CONVERSATION_START: True} if conversation_start else {}
+        )
+
+    def handoff(self, summary: Completion, request: list[dict[str, str]], dropped: int) -> Step:
+        """The model's summary of a conversation that outgrew its context (a harness step: never trains); the
+        request that asked for it is kept with it."""
+        return self._add(
+            source="agent",
+            message=summary.text,
+            reasoning=summary.reasoning,
+            harness_control=True,
+            model_name=summary.model,
+            prompt_tokens=summary.prompt_tokens,
+            completion_tokens=summary.completion_tokens,
+            extra={HANDOFF: {"request": request, "dropped_messages": dropped}},
+        )
 
     def control(self, message: str, **extra) -> Step:
         """A message the harness injected (confirmation, verifier feedback, state bookkeeping)."""
@@ -57,6 +75,7 @@ class TrajectoryRecorder:
                 source="agent",
                 message=completion.text,
                 observation=observation,
+                reasoning=completion.reasoning,
                 model_name=completion.model,
                 prompt_tokens=completion.prompt_tokens,
                 completion_tokens=completion.completion_tokens,
@@ -64,6 +83,7 @@ class TrajectoryRecorder:
             )
         if parsed.transition:
             extra["transition"] = parsed.transition
+        extra[ANSWER] = completion.text  # the message above is its parts; training rows use what was said
         return self._add(
             source="agent",
             message=format_message(parsed.analysis, parsed.plan),
@@ -72,6 +92,7 @@ class TrajectoryRecorder:
             commands=parsed.commands,
             observation=observation,
             task_complete=parsed.task_complete,
+            reasoning=completion.reasoning,
             model_name=completion.model,
             prompt_tokens=completion.prompt_tokens,
             completion_tokens=completion.completion_tokens,

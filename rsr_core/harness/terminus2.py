@@ -22,13 +22,17 @@ from rsr_core.formats.terminus import (
     cut_observation,
     parse_terminus,
 )
+from rsr_core.harness.context import MIN_ANSWER, ContextBudget, estimate_tokens
 from rsr_core.harness.recorder import TrajectoryRecorder
 from rsr_core.harness.tmux import TmuxSession
+from rsr_core.llm.client import ContextLengthExceeded, LLMError
 from rsr_core.models import Task, Trajectory
 from rsr_core.protocols import LLM, RunVerification, Sandbox, SandboxProvider
 
 RESOURCE_LIMIT = "resource_limit"
 SANDBOX_ERROR = "sandbox_error"
+CONTEXT_LENGTH = "context_length"
+MODEL_ERROR = "model_error"
 
 
 @dataclass
@@ -41,7 +45,9 @@ class RunResult:
     """The verifier's reward; None when the tests did not run or named no reward."""
     claimed: bool
     stop_reason: str
-    """completed, passed, max_turns, wall_clock_budget, claim_budget, resource_limit or sandbox_error."""
+    """completed, passed, max_turns, wall_clock_budget, claim_budget, resource_limit, sandbox_error,
+    context_length (the conversation outgrew the model's context and could not be handed off) or model_error (a
+    model call failed for good after the first turn)."""
 
 
 @dataclass
@@ -94,6 +100,7 @@ class Terminus2Harness:
         self.temperature = temperature
         self.seed = seed
         self.msgs = prompts.load_json("terminus2_messages_v1.json")
+        self.context_msgs = prompts.load_json("terminus2_context_v1.json")
 
     # -- hooks ----------------------------------------------------------------------------------
     def first_prompt(self, state: RunState, screen: str) -> str:
@@ -177,28 +184,57 @@ class Terminus2Harness:
         return (RESOURCE_LIMIT, limit) if limit else (SANDBOX_ERROR, str(exc))
 
     def _loop(self, state: RunState, rec: TrajectoryRecorder, guidance: str | None) -> tuple[str, str | None]:
-        """Turns until done or a bound; returns (stop reason, detail). SandboxFailure propagates."""
+        """Turns until done or a bound; returns (stop reason, detail). SandboxFailure propagates; a failed model
+        call after the first turn ends the run (`model_error`) with every step it took."""
         task, sandbox, tmux = state.task, state.sandbox, state.tmux
         start = time.monotonic()
         budget = min(self.wall_clock_s, task.agent_timeout_sec or self.wall_clock_s)
-        messages: list[dict[str, str]] = []
+        context = ContextBudget(self.llm.limits(self.model))
+        head: list[dict[str, str]] = []  # what every conversation of the run starts with
         if guidance:
             rec.system(guidance, private_guidance=True)
-            messages.append({"role": "system", "content": guidance})
+            head.append({"role": "system", "content": guidance})
         prompt = self.first_prompt(state, tmux.last_read)
         rec.user(prompt)
-        messages.append({"role": "user", "content": prompt})
+        messages = [*head, {"role": "user", "content": prompt}]
+        too_long = False  # the endpoint refused this conversation for length
         while state.turns < self.max_turns:
             if time.monotonic() - start > budget:
                 return "wall_clock_budget", None
-            completion = self.llm.complete(messages, self.model, self.temperature, self.seed)
+            max_tokens = context.answer_budget(messages)
+            try:
+                if max_tokens is None or too_long:
+                    handed = self._hand_off(state, rec, messages, head, context)
+                    if handed is None:
+                        return (
+                            CONTEXT_LENGTH,
+                            "the conversation outgrew the model's context and could not be handed off",
+                        )
+                    messages, too_long = handed, False
+                    continue
+                completion = self.llm.complete(messages, self.model, self.temperature, self.seed, max_tokens)
+            except ContextLengthExceeded as exc:
+                if len(messages) <= len(head) + 1:  # a fresh conversation: nothing left to summarise
+                    return CONTEXT_LENGTH, str(exc)
+                too_long = True
+                continue
+            except LLMError as exc:
+                if state.turns == 0:
+                    raise  # nothing done yet: the unit fails and is run again on resume
+                return MODEL_ERROR, str(exc)
             state.turns += 1
             messages.append({"role": "assistant", "content": completion.text})
+            context.measured(messages, completion)
+            cut = {"cut_at_tokens": max_tokens} if completion.finish_reason == "length" else {}
             try:
                 parsed = self.parse(completion.text)
             except ProtocolError as exc:
-                feedback = prompts.render(self.msgs["parse_error"], error=str(exc))
-                rec.agent(completion, None, feedback)
+                feedback = (
+                    prompts.render(self.context_msgs["cut"], tokens=max_tokens)
+                    if cut
+                    else prompts.render(self.msgs["parse_error"], error=str(exc))
+                )
+                rec.agent(completion, None, feedback, **cut)
                 self.on_parse_error(state)
                 messages = self.next_messages(state, messages, feedback)
                 continue
@@ -207,7 +243,7 @@ class Terminus2Harness:
             except SandboxFailure as exc:
                 rec.agent(completion, parsed, f"[the sandbox stopped answering: {exc}]", sandbox_failure=True)
                 raise
-            rec.agent(completion, parsed, observation)
+            rec.agent(completion, parsed, observation, **cut)
             state.claimed = state.claimed or parsed.task_complete
             if sandbox.limit_reason:
                 return RESOURCE_LIMIT, sandbox.limit_reason
@@ -218,6 +254,56 @@ class Terminus2Harness:
                 return state.done_reason, None
             messages = self.next_messages(state, messages, "\n\n".join([observation, *notes]))
         return "max_turns", None
+
+    def _hand_off(
+        self,
+        state: RunState,
+        rec: TrajectoryRecorder,
+        messages: list[dict[str, str]],
+        head: list[dict[str, str]],
+        context: ContextBudget,
+    ) -> list[dict[str, str]] | None:
+        """The conversation is full: the model summarises the work so far (from as many of the latest turns as
+        fit beside the first prompt), and a fresh conversation starts with the task, the summary and the
+        current screen. None when there is nothing to summarise or no summary request fits."""
+        first = len(head) + 1
+        if len(messages) <= first:
+            return None
+        ask = {"role": "user", "content": self.context_msgs["summarize"]}
+        kept = list(messages)
+        limits = context.limits
+        for _ in range(8):
+            while True:
+                room = (
+                    limits.max_tokens
+                    if limits.context_length is None
+                    else limits.context_length - estimate_tokens([*kept, ask])
+                )
+                if room >= min(limits.max_tokens, MIN_ANSWER) or len(kept) <= first:
+                    break
+                del kept[first : first + 2]  # the oldest turn: an answer and what followed it
+            if room < min(limits.max_tokens, MIN_ANSWER):
+                return None
+            try:
+                summary = self.llm.complete(
+                    [*kept, ask], self.model, self.temperature, self.seed, min(limits.max_tokens, room)
+                )
+                break
+            except ContextLengthExceeded:
+                if len(kept) <= first:
+                    return None
+                del kept[first : first + max(2, (len(kept) - first) // 2)]
+        else:
+            return None
+        screen = state.tmux.screen()
+        handoff = prompts.render(
+            self.context_msgs["handoff"], first=self.first_prompt(state, screen), summary=summary.text
+        )
+        rec.handoff(summary, [*kept, ask], dropped=len(messages) - len(kept))
+        rec.user(handoff, conversation_start=True)
+        context.forget()
+        state.pending_confirmation = False
+        return [*head, {"role": "user", "content": handoff}]
 
     def _act(self, tmux: TmuxSession, parsed: TerminusResponse, budget_s: float) -> str:
         output, incremental = tmux.run(parsed.commands, budget_s=budget_s)
