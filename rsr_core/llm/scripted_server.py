@@ -5,6 +5,8 @@ Script file (JSON):
     {"latency_ms": 0,
      "max_model_len": 8192,                           # optional: the context length of every model
      "context_error": "vllm",                         # whose refusal is played: vllm, sglang, llamacpp, openai
+     "max_tokens_field": "max_tokens",                # "max_completion_tokens": refuse `max_tokens` as OpenAI's
+                                                      # reasoning models do
      "rules": [
        {"model": "scripted-terminus",                 # exact model name, or "*"
         "when": {"conversation": "regex", "last_user": "regex", "system": "regex", "seed": 1},
@@ -46,6 +48,16 @@ from rsr_core.errors import RsrError
 ContextServer = Literal["vllm", "sglang", "llamacpp", "openai"]
 CONTEXT_SERVERS: tuple[ContextServer, ...] = ("vllm", "sglang", "llamacpp", "openai")
 REASONING_FIELDS = ("reasoning_content", "reasoning")
+# OpenAI's answer to `max_tokens` for a model that takes only `max_completion_tokens` (its reasoning models).
+MAX_TOKENS_REFUSAL = {
+    "error": {
+        "message": "Unsupported parameter: 'max_tokens' is not supported with this model. Use "
+        "'max_completion_tokens' instead.",
+        "type": "invalid_request_error",
+        "param": "max_tokens",
+        "code": "unsupported_parameter",
+    }
+}
 
 
 class ScriptError(RsrError, ValueError):
@@ -178,6 +190,7 @@ class Script:
     latency_s: float = 0.0
     max_model_len: int | None = None
     context_error: ContextServer = "vllm"
+    max_tokens_field: str = "max_tokens"
 
 
 def parse_script(data: dict) -> Script:
@@ -188,7 +201,12 @@ def parse_script(data: dict) -> Script:
         raise ScriptError(
             f"script.context_error: expected one of {', '.join(CONTEXT_SERVERS)}, got {server!r}"
         )
-    return Script(rules, latency, _positive_int(data, "max_model_len", "script"), server)
+    field = data.get("max_tokens_field", "max_tokens")
+    if field not in ("max_tokens", "max_completion_tokens"):
+        raise ScriptError(
+            f"script.max_tokens_field: expected max_tokens or max_completion_tokens, got {field!r}"
+        )
+    return Script(rules, latency, _positive_int(data, "max_model_len", "script"), server, field)
 
 
 def load_script(data: dict) -> tuple[list[Rule], float]:
@@ -282,7 +300,10 @@ class ScriptedServer(ThreadingHTTPServer):
         self.latency = parsed.latency_s if latency_ms is None else latency_ms / 1000.0
         self.max_model_len = parsed.max_model_len
         self.context_error = parsed.context_error
+        self.max_tokens_field = parsed.max_tokens_field
         self.requests: list[dict] = []
+        self.model_listings = 0
+        """GET /v1/models requests answered."""
         self.in_flight = 0
         """Chat requests being answered right now."""
         self.max_in_flight = 0
@@ -301,14 +322,25 @@ class ScriptedServer(ThreadingHTTPServer):
         return sorted({r.model for r in self.rules if r.model != "*"})
 
     def pick(
-        self, model: str, messages: list[dict], seed: int | None, max_tokens: int | None = None
+        self,
+        model: str,
+        messages: list[dict],
+        seed: int | None,
+        max_tokens: int | None = None,
+        budget_field: str = "max_tokens",
     ) -> Reply:
-        """What to answer a request with (the request is recorded first, refused or not)."""
+        """What to answer a request with (the request is recorded first, refused or not; `budget_field` is the
+        name `max_tokens` came under)."""
         with self._lock:
             self.requests.append(
                 {"model": model, "messages": messages, "seed": seed, "max_tokens": max_tokens,
-                 "at": time.monotonic()}
+                 "budget_field": budget_field, "at": time.monotonic()}
             )  # fmt: skip
+            if max_tokens is not None and (budget_field, self.max_tokens_field) == (
+                "max_tokens",
+                "max_completion_tokens",
+            ):
+                return Reply(400, "", body=MAX_TOKENS_REFUSAL)
             if self.max_model_len is not None:
                 refusal = context_refusal(
                     self.context_error, self.max_model_len, prompt_tokens(messages), max_tokens
@@ -338,6 +370,11 @@ class ScriptedServer(ThreadingHTTPServer):
         return Reply(
             400, f"no scripted response for model {model!r}; last user message starts: {last[:200]!r}"
         )
+
+    def listed(self) -> None:
+        """GET /v1/models was asked (counted in `model_listings`)."""
+        with self._lock:
+            self.model_listings += 1
 
     def entered(self) -> None:
         """A chat request started (counted for `max_in_flight`)."""
@@ -386,6 +423,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         if self.path.rstrip("/") in ("/v1/models", "/models"):
+            self.server.listed()
             extra = {} if self.server.max_model_len is None else {"max_model_len": self.server.max_model_len}
             self._send(
                 200,
@@ -413,7 +451,8 @@ class _Handler(BaseHTTPRequestHandler):
         if not isinstance(model, str) or not isinstance(messages, list):
             self._error(400, "expected 'model' (string) and 'messages' (list)")
             return
-        max_tokens = body.get("max_tokens", body.get("max_completion_tokens"))
+        budget_field = "max_tokens" if "max_tokens" in body else "max_completion_tokens"
+        max_tokens = body.get(budget_field)
         if max_tokens is not None and (
             not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1
         ):
@@ -423,7 +462,7 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             if self.server.latency:
                 time.sleep(self.server.latency)
-            reply = self.server.pick(model, messages, body.get("seed"), max_tokens)
+            reply = self.server.pick(model, messages, body.get("seed"), max_tokens, budget_field)
         finally:
             self.server.left()
         rule = reply.error_rule
