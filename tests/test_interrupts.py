@@ -137,6 +137,11 @@ def test_an_ingest_interrupted_at_any_moment_stores_whole_trajectories_or_none(c
             continue  # interrupted before the database was created
         assert sorted(p.name for p in where.iterdir()) == ["x.duckdb"], delay
         store = Store(where / "x.duckdb", read_only=True)
+        if (
+            store.schema_version() == 0
+        ):  # interrupted while setting it up: an empty database, set up next time
+            store.close()
+            continue
         with store.reading() as cur:
             stored, partial = cur.execute(
                 "SELECT count(*), count(*) FILTER (WHERE n_steps <> (SELECT count(*) FROM steps s "
@@ -177,11 +182,15 @@ def test_ctrl_c_during_a_duckdb_query_is_a_keyboard_interrupt(tmp_path):
     failures one by one would take it for a failure of its work and go on."""
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     store = Store(tmp_path / "x.duckdb")
-    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+    timer = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT))
     try:
         timer.start()
-        with pytest.raises(KeyboardInterrupt), store.reading() as cur:
-            cur.execute("SELECT count(*) FROM range(10000000000) t(x) WHERE x % 7 = 3").fetchall()
+        # about a second of work: DuckDB notices the signal at once on a new connection's first query, and on a
+        # cursor only when the query ends (then still raising "Query interrupted")
+        with pytest.raises(KeyboardInterrupt) as caught, store.reading() as cur:
+            cur.execute("SELECT count(*) FROM range(400000000) t(x) WHERE x % 7 = 3").fetchall()
+        assert isinstance(caught.value.__cause__, RuntimeError)
+        assert str(caught.value.__cause__) == "Query interrupted"
         with store.reading() as cur:  # the database is usable afterwards
             assert cur.execute("SELECT count(*) FROM trajectories").fetchone() == (0,)
     finally:
