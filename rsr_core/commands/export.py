@@ -80,6 +80,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="keep runs whose model answers were scripted (the demo); training exports leave them out",
     )
     p.add_argument(
+        "--reasoning",
+        choices=("drop", "keep"),
+        default="drop",
+        help="the model's thinking in assistant turns: drop (default) or keep, as <think>...</think> before "
+        "each answer",
+    )
+    p.add_argument(
         "--force",
         action="store_true",
         help="replace an existing output (a regular file, or an earlier atif export directory)",
@@ -120,6 +127,7 @@ def export_cmd(args: argparse.Namespace, settings: Settings) -> int:
         include_direct_terminus=args.include_direct_terminus,
         all_trajectories=args.all_trajectories,
         include_scripted=args.include_scripted,
+        keep_reasoning=args.reasoning == "keep",
     )
     store = open_store(args, settings, read_only=True)
     progress = TerminalProgress(args, "export", "trajectory")

@@ -43,6 +43,9 @@ class ExportFilters(_Model):
     include_scripted: bool = False
     """Keep runs whose model answers were replayed by the scripted server (`--include-scripted`); training
     exports leave them out by default."""
+    keep_reasoning: bool = False
+    """Assistant turns carry the model's thinking before the answer as `<think>…</think>` (`--reasoning keep`);
+    exact duplicates are still told apart by the turns without it."""
 
     def selected_kinds(self) -> list[str]:
         """The kinds actually selected."""

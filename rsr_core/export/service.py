@@ -25,7 +25,7 @@ from rsr_core.export.models import (
     LeftOut,
 )
 from rsr_core.export.writers import AtifDirWriter, ExportError, RowWriter, open_writer
-from rsr_core.formats.training import TRAINING_RULE, messages_key, training_row
+from rsr_core.formats.training import TRAINING_RULE, Rows, messages_key, training_row, training_rows
 from rsr_core.models import Trajectory
 from rsr_core.outputs import AtomicFile, output_path, uninterrupted
 from rsr_core.store import Store
@@ -127,17 +127,22 @@ def _run_on(
         for traj in trajectories:
             done += 1
             if archive:
-                messages: list[dict[str, str]] = []
+                rows: Rows = [[]]
                 why = None if any(s.source == "agent" for s in traj.steps) else "no_steps"
             else:
-                messages, why = training_row(traj, instructions.get(traj.task_id or ""))
+                instruction = instructions.get(traj.task_id or "")
+                rows, why = training_rows(traj, instruction)
             if why is not None:
                 result.left[why] += 1
                 continue
-            key = None if archive else messages_key(messages)
+            key = None if archive else messages_key([m for row in rows for m in row])
             if result.take(key, traj.task_id, traj.kind, traj.harness):
                 carried = (transfers.get(traj.trajectory_id), reviews.get(traj.runbook_id or "", []))
-                writer.write(traj, messages, carried if archive else None)
+                if filters.keep_reasoning and not archive:
+                    rows, _ = training_rows(traj, instruction, reasoning=True)
+                # A row per conversation (a run handed off to a fresh one has several); a file per trajectory.
+                for row in rows[-1:] if writer.per_trajectory else rows:
+                    writer.write(traj, row, carried if archive else None)
         if on_progress:
             on_progress(done, result.eligible)
     return result

@@ -26,6 +26,9 @@ class ExportError(OutputError):
 class RowWriter(Protocol):
     """Receives exported trajectories in order; `close` makes the output appear, `abort` removes it."""
 
+    per_trajectory: bool
+    """It writes a trajectory once (a file each), not a row per training conversation."""
+
     def write(
         self, trajectory: Trajectory, messages: list[dict[str, str]], carried: Carried | None
     ) -> None: ...
@@ -41,6 +44,8 @@ def _json_line(obj: dict[str, Any]) -> str:
 
 
 class _FileWriter:
+    per_trajectory = False
+
     def __init__(self, out: Path, force: bool, binary: bool = False):
         if out.is_dir() and not out.is_symlink():
             raise ExportError(f"{out}: is a directory; this format writes one file")
@@ -132,6 +137,8 @@ class ParquetRowWriter(_FileWriter):
 class AtifDirWriter:
     """One ATIF file per trajectory under <out>/<task>/; the training view (steps that train only) unless
     `full`, which keeps every step and carries the pipeline verdicts (the lossless archive)."""
+
+    per_trajectory = True
 
     def __init__(self, out: Path, full: bool, force: bool):
         self.out = out

@@ -178,3 +178,39 @@ def test_rsr_discover_job_dirs_validate(harbor_check, docker_engine, data_dir, t
     results = [json.loads(p.read_text()) for p in (tmp_path / "runs").glob("*/*/result.json")]
     assert sorted(r["exception_info"] is None for r in results) == [False, True]
     assert all(r["task_id"] == {"path": str(task)} for r in results)
+
+
+def test_a_handed_off_run_is_atif_with_its_summarisation_embedded_and_reads_back(harbor_check, tmp_path):
+    from rsr_core.formats.atif_write import trajectory_document
+    from tests.export.test_real_model_rows import _handed_off
+
+    trajectory = _handed_off()
+    summary = trajectory.steps[2]
+    summary.extra["handoff"] = {
+        "request": [
+            {"role": "user", "content": "Task: list files."},
+            {"role": "user", "content": "Summarise."},
+        ],
+        "dropped_messages": 1,
+    }
+    doc = trajectory_document(trajectory)
+    [sub] = doc["subagent_trajectories"]
+    assert doc["steps"][2]["observation"]["results"][0]["subagent_trajectory_ref"] == [
+        {"trajectory_id": sub["trajectory_id"]}
+    ]
+    assert [s["source"] for s in sub["steps"]] == ["user", "user", "agent"] and sub["steps"][-1][
+        "message"
+    ] == "summary"
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "trajectory.json").write_text(json.dumps(doc))
+    report = harbor_check(tmp_path / "out")
+    assert report["errors"] == [] and report["checked"]["trajectory"] == 1
+    store = Store(":memory:")
+    assert ingest_paths(store, [tmp_path / "out"]).errors == []
+    [back] = store.list_trajectories()
+    read = store.get_trajectory(back["trajectory_id"])
+    assert (
+        read is not None
+        and read.steps[2].observation is None
+        and read.steps[2].extra["handoff"]["dropped_messages"] == 1
+    )
