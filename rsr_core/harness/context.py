@@ -64,3 +64,29 @@ class ContextBudget:
     def forget(self) -> None:
         """A new conversation: nothing of it was counted yet."""
         self.counted_messages = self.counted_tokens = 0
+
+
+CUT_NOTE = "\n[... {size:,} bytes left out here to fit the model's context ...]\n"
+
+
+def fit_request(messages: list[dict[str, str]], limits: ModelLimits) -> tuple[list[dict[str, str]], int]:
+    """A one-shot request (a Planner, Critic or transfer-check prompt) made to fit the model's context: the answer
+    budget it leaves, and when not even a small answer fits, the middle of its longest message left out (with a
+    note saying so) until one does."""
+    if limits.context_length is None:
+        return messages, limits.max_tokens
+    smallest = min(limits.max_tokens, max(MIN_ANSWER, limits.context_length // 16))
+    room = limits.context_length - estimate_tokens(messages)
+    if room >= smallest:
+        return messages, min(limits.max_tokens, room)
+    longest = max(range(len(messages)), key=lambda i: len(messages[i]["content"]))
+    raw = messages[longest]["content"].encode("utf-8", "surrogatepass")
+    drop = (smallest - room) * BYTES_PER_TOKEN + len(CUT_NOTE) + 64
+    keep = max(0, (len(raw) - drop) // 2)
+    content = (
+        raw[:keep].decode("utf-8", "ignore")
+        + CUT_NOTE.format(size=len(raw) - 2 * keep)
+        + raw[len(raw) - keep :].decode("utf-8", "ignore")
+    )
+    fitted = [*messages[:longest], {**messages[longest], "content": content}, *messages[longest + 1 :]]
+    return fitted, max(smallest, min(limits.max_tokens, limits.context_length - estimate_tokens(fitted)))

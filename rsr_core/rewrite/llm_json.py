@@ -8,6 +8,7 @@ from typing import TypeVar
 from pydantic import BaseModel, ValidationError
 
 from rsr_core.formats.terminus import ProtocolError, extract_json_object
+from rsr_core.harness.context import fit_request
 from rsr_core.protocols import LLM, Completion
 
 M = TypeVar("M", bound=BaseModel)
@@ -34,14 +35,17 @@ def ask_json(
     seed: int | None = None,
     retries: int = 2,
 ) -> tuple[M, list[Completion]]:
-    """One validated answer; each invalid answer is shown back with the error (up to `retries` times)."""
+    """One validated answer; each invalid answer is shown back with the error (up to `retries` times). Every
+    request fits the model's context (`fit_request`) and carries the answer budget left."""
     calls: list[Completion] = []
     convo = list(messages)
+    limits = llm.limits(model)
     for _ in range(retries + 1):
-        completion = llm.complete(convo, model, temperature, seed)
+        request, max_tokens = fit_request(convo, limits)
+        completion = llm.complete(request, model, temperature, seed, max_tokens)
         calls.append(completion)
         try:
-            obj, _ = extract_json_object(completion.text)
+            obj, _ = extract_json_object(completion.text, tuple(schema.model_fields))
             return schema.model_validate(obj), calls
         except (ProtocolError, ValidationError) as exc:
             problem = _problem(exc)
