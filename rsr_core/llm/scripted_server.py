@@ -61,6 +61,10 @@ MAX_TOKENS_REFUSAL = {
 }
 
 
+class ServeError(RsrError):
+    """The server cannot listen where it was asked to."""
+
+
 class ScriptError(RsrError, ValueError):
     """The script file is not valid (the message names the file and field)."""
 
@@ -311,7 +315,10 @@ class ScriptedServer(ThreadingHTTPServer):
         """The most chat requests it answered at once (what a client-side concurrency cap must bound)."""
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
-        super().__init__(("127.0.0.1", port), _Handler)
+        try:
+            super().__init__(("127.0.0.1", port), _Handler)
+        except OSError as exc:  # the port is taken, or not ours to take
+            raise ServeError(f"127.0.0.1:{port}: cannot serve there: {exc.strerror or exc}") from None
 
     @property
     def url(self) -> str:

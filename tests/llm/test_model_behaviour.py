@@ -343,3 +343,20 @@ def test_serve_scripted_refuses_a_bad_script_in_one_line(tmp_path, text, said):
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
     assert done.stderr.startswith(f"rsr: {script}: ") and said in done.stderr
+
+
+def test_serve_scripted_on_a_taken_port_says_so_in_one_line(tmp_path):
+    script = tmp_path / "script.json"
+    script.write_text('{"rules": [{"model": "m", "response": "x"}]}')
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [str(RSR), "llm", "serve-scripted", "--script", str(script), "--port", str(port)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == f"rsr: 127.0.0.1:{port}: cannot serve there: Address already in use\n"
