@@ -59,13 +59,7 @@ def _llm(config: WorkerConfig, limiter: Any = None) -> LLM:
             from rsr_core.llm.client import LLMClient
 
             settings = Settings.model_validate(config.settings)
-            llm: LLM = LLMClient(
-                config.base_url,
-                config.api_key,
-                settings.llm_timeout_s,
-                settings.llm_max_retries,
-                max_answer_bytes=settings.llm_max_answer_bytes,
-            )
+            llm: LLM = LLMClient.from_settings(settings, config.base_url, config.api_key)
             if limiter is not None:
                 from rsr_core.jobs.ray_backend import cluster_limited
 

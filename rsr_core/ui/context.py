@@ -66,13 +66,7 @@ class AppServices:
         url = base_url or self.settings.llm_base_url
         if not url:
             raise ValueError("no endpoint: configure RSR_LLM_BASE_URL or use the scripted demo model")
-        return LLMClient(
-            url,
-            api_key or self.settings.api_key,
-            self.settings.llm_timeout_s,
-            self.settings.llm_max_retries,
-            max_answer_bytes=self.settings.llm_max_answer_bytes,
-        )
+        return LLMClient.from_settings(self.settings, url, api_key)
 
     def start_scripted_demo(self) -> str:
         """Start the project's scripted demo model in this process (once); returns its URL."""

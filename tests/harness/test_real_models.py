@@ -66,7 +66,9 @@ def test_a_reasoning_model_outgrowing_an_8k_context_hands_off_and_solves(endpoin
         and handoffs[0].message == "Ran seq twice; nothing written."
     )
     agent = [s for s in steps if s.source == "agent" and not s.harness_control]
-    cut = [s for s in agent if s.extra.get("cut_at_tokens")]  # the context filled: the last answer had less room
+    cut = [
+        s for s in agent if s.extra.get("cut_at_tokens")
+    ]  # the context filled: the last answer had less room
     assert all(s.analysis is not None for s in agent if s not in cut)  # every answer read past its thinking
     assert agent[0].reasoning.startswith("The file needs {a,1}") and agent[-1].reasoning == "fresh start"
     assert not any("<think>" in s.message or "<think>" in s.extra.get("answer", "") for s in agent)

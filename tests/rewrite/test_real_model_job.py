@@ -52,7 +52,9 @@ def test_a_rewrite_job_on_an_8k_reasoning_model_hands_off_and_keeps_the_run(seed
         runner = JobRunner(store, LLMClient(srv.url, max_retries=0), sandboxes, workers=1)
         job = runner.create(RewriteParams(k=1, m=1, planner_model="p", critic_model="c", executor_model="e"))
         status = runner.run(job)
-        failures = store.cursor().execute("SELECT kind, error FROM work_units WHERE status = 'failed'").fetchall()
+        failures = (
+            store.cursor().execute("SELECT kind, error FROM work_units WHERE status = 'failed'").fetchall()
+        )
         assert status == "done", failures
     finally:
         srv.stop()
