@@ -90,3 +90,15 @@ def csv_task(data_dir):
     from rsr_core.ingest.tasks import read_harbor_task
 
     return read_harbor_task(data_dir / "tasks" / "harbor" / "csv-report")
+
+
+@pytest.fixture(scope="session")
+def demo_db_template(tmp_path_factory) -> Path:
+    """A database file holding the demo corpus (`build_demo`), built once per session: copy it to change it."""
+    from rsr_core.demo import build_demo
+
+    path = tmp_path_factory.mktemp("demo") / "demo.duckdb"
+    store = Store(path)
+    assert build_demo(store).errors == []
+    store.close()
+    return path

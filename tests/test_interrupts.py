@@ -8,7 +8,6 @@ Python's own start (its `site` imports, before any code of ours runs) alone."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -22,6 +21,7 @@ import pytest
 
 from rsr_core.outputs import AtomicFile, remove_leftovers, uninterrupted
 from rsr_core.store import Store
+from tests.ingest.hostile import bulk_atif_corpus
 from tests.signals import sigint_default
 
 _SCRIPT = Path(sys.executable).with_name("rsr")
@@ -36,25 +36,7 @@ def _delays(n: int, first: float, last: float) -> list[float]:
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("corpus")
-    for k in range(N_TRAJECTORIES):
-        steps = [{"step_id": 1, "source": "user", "message": f"task {k}"}]
-        for i in range(2, STEPS + 1):
-            answer = {
-                "analysis": "a" * 300,
-                "plan": "p" * 300,
-                "commands": [{"keystrokes": f"echo {k} {i}\n"}],
-            }
-            steps.append({"step_id": i, "source": "agent", "message": json.dumps(answer)})
-        doc = {
-            "schema_version": "ATIF-v1.4",
-            "session_id": f"b{k}",
-            "agent": {"name": "terminus-2", "version": "1"},
-            "steps": steps,
-            "extra": {"rsr": {"task_id": f"t{k % 50}", "reward": 1.0}},
-        }
-        (root / f"b{k:05d}.json").write_text(json.dumps(doc))
-    return root
+    return bulk_atif_corpus(tmp_path_factory.mktemp("corpus"), N_TRAJECTORIES, STEPS)
 
 
 @pytest.fixture(scope="module")

@@ -11,17 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from rsr_core.demo import build_demo
-from rsr_core.store import Store
 
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory) -> Path:
-    db = tmp_path_factory.mktemp("review") / "demo.duckdb"
-    store = Store(db)
-    assert build_demo(store).errors == []
-    store.close()
-    return db
+@pytest.fixture
+def demo(demo_db_template) -> Path:
+    return demo_db_template
 
 
 def rsr(db: Path, *args: str) -> subprocess.CompletedProcess:

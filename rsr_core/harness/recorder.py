@@ -51,14 +51,10 @@ class TrajectoryRecorder:
     def handoff(self, summary: Completion, request: list[dict[str, str]], dropped: int) -> Step:
         """The model's summary of a conversation that outgrew its context (a harness step: never trains); the
         request that asked for it is kept with it."""
-        return self._add(
-            source="agent",
+        return self._said(
+            summary,
             message=summary.text,
-            reasoning=summary.reasoning,
             harness_control=True,
-            model_name=summary.model,
-            prompt_tokens=summary.prompt_tokens,
-            completion_tokens=summary.completion_tokens,
             extra={HANDOFF: {"request": request, "dropped_messages": dropped}},
         )
 
@@ -71,32 +67,35 @@ class TrajectoryRecorder:
     ) -> Step:
         """An agent turn: the parsed answer (or the raw text when it could not be parsed) and what it saw next."""
         if parsed is None:
-            return self._add(
-                source="agent",
+            return self._said(
+                completion,
                 message=completion.text,
                 observation=observation,
-                reasoning=completion.reasoning,
-                model_name=completion.model,
-                prompt_tokens=completion.prompt_tokens,
-                completion_tokens=completion.completion_tokens,
                 extra={"parse_error": True, **extra},
             )
         if parsed.transition:
             extra["transition"] = parsed.transition
         extra[ANSWER] = completion.text  # the message above is its parts; training rows use what was said
-        return self._add(
-            source="agent",
+        return self._said(
+            completion,
             message=format_message(parsed.analysis, parsed.plan),
             analysis=parsed.analysis,
             plan=parsed.plan,
             commands=parsed.commands,
             observation=observation,
             task_complete=parsed.task_complete,
+            extra=extra,
+        )
+
+    def _said(self, completion: Completion, **fields) -> Step:
+        """A step the model said: its thinking, model and token counts with the given fields."""
+        return self._add(
+            source="agent",
             reasoning=completion.reasoning,
             model_name=completion.model,
             prompt_tokens=completion.prompt_tokens,
             completion_tokens=completion.completion_tokens,
-            extra=extra,
+            **fields,
         )
 
     def finish(

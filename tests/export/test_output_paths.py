@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import socket
@@ -18,6 +17,7 @@ from rsr_core.export import export
 from rsr_core.outputs import AtomicFile, OutputError
 from rsr_core.store import Store
 from tests.export.corpus import add_rewrite
+from tests.ingest.hostile import bulk_atif_corpus
 from tests.signals import sigint_default
 
 RSR = [sys.executable, "-m", "rsr_core.cli"]
@@ -177,25 +177,7 @@ def test_discover_refuses_dash_as_its_output_before_running_anything(tmp_path, c
 def big_db(tmp_path_factory):
     """A database whose export takes seconds: 1,500 trajectories of 40 steps, stored by `rsr ingest`."""
     root = tmp_path_factory.mktemp("big")
-    corpus = root / "corpus"
-    corpus.mkdir()
-    for k in range(1500):
-        steps = [{"step_id": 1, "source": "user", "message": f"task {k}"}]
-        for i in range(2, 41):
-            answer = {
-                "analysis": "a" * 300,
-                "plan": "p" * 300,
-                "commands": [{"keystrokes": f"echo {k} {i}\n"}],
-            }
-            steps.append({"step_id": i, "source": "agent", "message": json.dumps(answer)})
-        doc = {
-            "schema_version": "ATIF-v1.4",
-            "session_id": f"b{k}",
-            "agent": {"name": "terminus-2", "version": "1"},
-            "steps": steps,
-            "extra": {"rsr": {"task_id": f"t{k % 50}", "reward": 1.0}},
-        }
-        (corpus / f"b{k}.json").write_text(json.dumps(doc))
+    corpus = bulk_atif_corpus(root / "corpus", 1500, 40)
     db = root / "big.duckdb"
     done = subprocess.run([*RSR, "ingest", str(corpus), "--db", str(db)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr

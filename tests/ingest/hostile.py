@@ -73,3 +73,23 @@ def errors_by_name(errors: list) -> dict[str, str]:
         path, error = (err["path"], err["error"]) if isinstance(err, dict) else (err.path, err.error)
         out[Path(path).name] = error
     return out
+
+
+def bulk_atif_corpus(directory: Path, trajectories: int, steps: int) -> Path:
+    """`trajectories` ATIF files of `steps` steps each (a few hundred bytes an answer) in `directory`, for
+    commands that must take a while: one user step, then agent steps with a command each."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for k in range(trajectories):
+        doc_steps = [{"step_id": 1, "source": "user", "message": f"task {k}"}]
+        for i in range(2, steps + 1):
+            said = {"analysis": "a" * 300, "plan": "p" * 300, "commands": [{"keystrokes": f"echo {k} {i}\n"}]}
+            doc_steps.append({"step_id": i, "source": "agent", "message": json.dumps(said)})
+        doc = {
+            "schema_version": "ATIF-v1.4",
+            "session_id": f"b{k}",
+            "agent": {"name": "terminus-2", "version": "1"},
+            "steps": doc_steps,
+            "extra": {"rsr": {"task_id": f"t{k % 50}", "reward": 1.0}},
+        }
+        (directory / f"b{k:05d}.json").write_text(json.dumps(doc))
+    return directory

@@ -12,20 +12,8 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from rsr_core.demo import build_demo
-from rsr_core.store import Store
-
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = ["overview", "trajectories", "diff", "runbooks", "rewrite", "similarity", "export"]
-
-
-@pytest.fixture(scope="session")
-def demo_db_template(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("demo") / "demo.duckdb"
-    store = Store(path)
-    assert build_demo(store).errors == []
-    store.close()
-    return path
 
 
 @pytest.fixture
