@@ -18,6 +18,7 @@ import math
 from functools import cache
 from json.encoder import encode_basestring
 
+from rsr_core.formats.thinking import joined_thinking, split_thinking
 from rsr_core.models import Step, Trajectory
 
 TRAINING_RULE = 2
@@ -87,27 +88,31 @@ def assistant_content(step: Step, reasoning: bool = False) -> str:
     """An agent turn as the model said it: the answer recorded as returned (`ANSWER`), else a recorded message
     that is itself the answer (a Terminal-Bench response file: JSON, or fenced JSON), else, for sources that
     kept only its parts (harbor's "Analysis: …\nPlan: …"), the Terminus 2 JSON answer rebuilt from them. A turn
-    that is not a Terminus answer is kept verbatim. With `reasoning`, the turn's thinking goes back in front as
-    `<think>…</think>` (the way harbor's export writes it)."""
-    text = _said(step)
-    if reasoning and step.reasoning:
-        return f"<think>{step.reasoning}</think>\n\n{text}"
+    that is not a Terminus answer is kept verbatim. Thinking is never part of it (a recorded message loses what
+    it holds inline); with `reasoning`, the turn's thinking goes back in front as `<think>…</think>` (the way
+    harbor's export writes it)."""
+    inline, text = _said(step)
+    thinking = joined_thinking(step.reasoning, inline)
+    if reasoning and thinking:
+        return f"<think>{thinking}</think>\n\n{text}"
     return text
 
 
-def _said(step: Step) -> str:
+def _said(step: Step) -> tuple[str | None, str]:
+    """(thinking written inline, answer) of an agent turn."""
     answer = step.extra.get(ANSWER)
     if isinstance(answer, str):
-        return answer
-    if step.message.lstrip()[:1] in ("{", "`") and step.analysis is not None:
-        return step.message
+        return None, answer
+    inline, message = split_thinking(step.message)
+    if message.lstrip()[:1] in ("{", "`") and step.analysis is not None:
+        return inline, message
     if step.analysis is None and step.plan is None:
         if not step.commands and not step.task_complete:
-            return step.message
-        analysis, plan = step.message, ""
+            return inline, message
+        analysis, plan = message, ""
     else:
         analysis, plan = step.analysis or "", step.plan or ""
-    return terminus_json(
+    return inline, terminus_json(
         analysis, plan, [(c.keystrokes, c.duration) for c in step.commands], step.task_complete
     )
 

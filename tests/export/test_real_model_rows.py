@@ -63,3 +63,12 @@ def test_a_handed_off_run_gives_a_row_per_conversation_with_answers_as_said(tmp_
     kept = _export(db, tmp_path / "b.jsonl", "--reasoning", "keep")
     assert kept[0]["messages"][-1]["content"] == f"<think>hmm {{</think>\n\n{SAID}"
     assert kept[1]["messages"][-1]["content"] == f"<think>sure</think>\n\n{DONE}"
+
+
+def test_thinking_inline_in_a_recorded_message_is_not_the_answer():
+    from rsr_core.formats.training import assistant_content
+
+    said = Step(index=2, source="agent", message=f"<think>a {{b}}</think>\n{SAID}", analysis="a", plan="p",
+                reasoning="beside")  # fmt: skip
+    assert assistant_content(said) == SAID
+    assert assistant_content(said, reasoning=True) == f"<think>beside\n\na {{b}}</think>\n\n{SAID}"
