@@ -114,6 +114,11 @@ def _step_lines(step: Step) -> list[str]:
                             ("copied context", step.copied_context)) if on]  # fmt: skip
     when = f" {step.timestamp}" if step.timestamp else ""
     lines = [f"\n--- step {step.index} [{step.source}]{when}" + (f" ({', '.join(tags)})" if tags else "")]
+    if step.reasoning:  # the model's thinking, apart from its answer (shortened: --json has it whole)
+        short = step.reasoning if len(step.reasoning) <= 300 else step.reasoning[:300] + " …"
+        lines.append(f"thinking ({len(step.reasoning):,} characters): {short}")
+    if step.extra.get("cut_at_tokens"):
+        lines.append(f"(answer cut at {step.extra['cut_at_tokens']} tokens)")
     if step.analysis is not None:
         lines.append(f"analysis: {step.analysis}")
         if step.plan:

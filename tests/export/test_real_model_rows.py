@@ -60,6 +60,12 @@ def test_a_handed_off_run_gives_a_row_per_conversation_with_answers_as_said(tmp_
         confirm == "New terminal output:\n\n\n" + _handed_off().steps[5].message
     )  # as the harness joins them
     assert rows[1]["messages"][-1] == {"role": "assistant", "content": DONE}
+    shown = subprocess.run(
+        [sys.executable, "-m", "rsr_core.cli", "show", "handed", "--db", str(db)],
+        capture_output=True,
+        text=True,
+    ).stdout
+    assert "thinking (6 characters): hmm {" in shown and "thinking (4 characters): sure" in shown
     kept = _export(db, tmp_path / "b.jsonl", "--reasoning", "keep")
     assert kept[0]["messages"][-1]["content"] == f"<think>hmm {{</think>\n\n{SAID}"
     assert kept[1]["messages"][-1]["content"] == f"<think>sure</think>\n\n{DONE}"
