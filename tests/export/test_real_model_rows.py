@@ -65,7 +65,7 @@ def test_a_handed_off_run_gives_a_row_per_conversation_with_answers_as_said(tmp_
         capture_output=True,
         text=True,
     ).stdout
-    assert "thinking (6 characters): hmm {" in shown and "thinking (4 characters): sure" in shown
+    assert "thinking (5 characters): hmm {" in shown and "thinking (4 characters): sure" in shown
     kept = _export(db, tmp_path / "b.jsonl", "--reasoning", "keep")
     assert kept[0]["messages"][-1]["content"] == f"<think>hmm {{</think>\n\n{SAID}"
     assert kept[1]["messages"][-1]["content"] == f"<think>sure</think>\n\n{DONE}"
