@@ -91,6 +91,15 @@ class Cards:
                 blocks.append(
                     {"kind": "text", "text": shown(f"Analysis: {step.analysis}\nPlan: {step.plan or ''}")}
                 )
+            elif isinstance(handoff := step.extra.get("handoff"), dict):  # a summary: plain text by design
+                dropped = handoff.get("dropped_messages")
+                note = (
+                    "the model's summary of the conversation, which outgrew its context; a fresh one follows"
+                )
+                if isinstance(dropped, int) and dropped:
+                    note += f" ({dropped} earlier messages were left out of the request for it)"
+                blocks.append({"kind": "note", "text": note})
+                blocks += self.block(step.message, f"{key}_msg")
             elif step.extra.get("missing_response"):  # nothing was recorded, not an answer that failed
                 note = step.extra.get("note")
                 blocks.append({"kind": "note", "text": shown(str(note or "no response was recorded"))})

@@ -156,3 +156,17 @@ def test_thinking_is_folded_apart_and_a_missing_response_is_said(demo_db):
     }
     assert cards[1]["blocks"][1]["text"] == "Analysis: a\nPlan: p"
     assert [b["text"] for b in cards[2]["blocks"]] == ["episode-1/response.txt is missing"]
+
+
+def test_a_hand_off_summary_is_said_to_be_one(demo_db):
+    from rsr_core.models import Step, Trajectory
+    from tests.pages.conftest import open_services
+
+    summary = Step(index=2, source="agent", message="did x", harness_control=True,
+                   extra={"handoff": {"request": [], "dropped_messages": 4}})  # fmt: skip
+    trajectory = Trajectory(trajectory_id="ho", task_id="t", harness="terminus-2", content_hash="h",
+                            steps=[Step(index=1, source="user", message="go"), summary])  # fmt: skip
+    open_services().store.write_trajectories([trajectory])
+    blocks = step_cards(page("trajectories", trajectory="ho"))[1]["blocks"]
+    assert "outgrew its context" in blocks[0]["text"] and "4 earlier messages" in blocks[0]["text"]
+    assert blocks[1]["text"] == "did x" and not any("not valid protocol JSON" in b["text"] for b in blocks)
