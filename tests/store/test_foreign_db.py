@@ -11,6 +11,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from rsr_core.models import Step, Trajectory
 from rsr_core.store import Store, StoreDamagedError, StoreForeignError
 from rsr_core.store.migrations import LATEST_VERSION
 from tests.export.corpus import add_rewrite
@@ -123,6 +124,11 @@ def ours(tmp_path_factory) -> Path:
     store = Store(db)
     for i in range(40):
         add_rewrite(store, f"rw-{i}", 1.0, False, [], variant=str(i))
+    # and one long run: its steps alone fill several of DuckDB's 256 KiB blocks
+    steps = [Step(index=i, source="user", message=f"{i} " + "x" * 2000) for i in range(1, 1500)]
+    store.write_trajectories(
+        [Trajectory(trajectory_id="long", task_id="t", harness="terminus-2", content_hash="l", steps=steps)]
+    )
     store.close()
     return db
 
@@ -162,8 +168,11 @@ def test_damage_found_by_a_later_query_is_the_same_error(ours, tmp_path):
     shutil.copy(ours, db)
     store = Store(db)
     with store.reading() as cur:
+        # A block of the steps' data that holds none of the catalog (DuckDB lays the file out as it goes: the
+        # catalog may share the first blocks with a small table's data).
         where = cur.execute(
-            "SELECT block_id FROM pragma_storage_info('steps') WHERE block_id >= 0 ORDER BY block_id DESC LIMIT 1"
+            "SELECT block_id FROM pragma_storage_info('steps') WHERE block_id >= 0 AND block_id NOT IN "
+            "(SELECT block_id FROM pragma_metadata_info()) ORDER BY block_id DESC LIMIT 1"
         ).fetchone()
         block_size = cur.execute("SELECT block_size FROM pragma_database_size()").fetchone()
     store.close()
