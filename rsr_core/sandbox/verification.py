@@ -10,7 +10,8 @@ process can survive it. What it does not carry either: tmpfs mounts (the sandbox
 engine's own /dev/shm, so files the agent left in /dev/shm are not seen by the tests) and the engine-managed
 /etc/hosts, /etc/hostname and /etc/resolv.conf (the verifier's container gets its own). A service the tests
 need running must be started by the tests: processes never carry over. At the end of a run the agent's
-container is removed as soon as it is committed; for an RSRT claim it is thawed and the run goes on.
+container is removed as soon as it is committed; for an RSRT claim it is thawed and the run goes on. When
+the tests end, the verifier's container is killed through the engine before the reward is read (verifier.py).
 """
 
 from __future__ import annotations
@@ -57,9 +58,15 @@ class Verification:
         """What the run changed on disk, as stored (capped; every verifier-ground entry kept)."""
         return self.integrity.changed_paths
 
+    @property
+    def inconsistent(self) -> str | None:
+        """Why the tests' reward of 1 was not kept: the verifier's pytest record contradicts it."""
+        return self.result.inconsistent if self.result else None
+
     def extra(self) -> dict:
-        """Facts of the check kept with the trajectory (the full count of changes, …)."""
-        return self.integrity.extra()
+        """Facts of the check kept with the trajectory (the full count of changes, the pytest record's verdict,
+        …)."""
+        return {**self.integrity.extra(), **(self.result.extra if self.result else {})}
 
     @property
     def output(self) -> str | None:

@@ -7,20 +7,27 @@ are gone, then the hidden files are unpacked by the engine. The tests run with a
 with the image's own environment (its PATH included; the agent cannot change a container's configuration),
 `bash --noprofile --norc` (no BASH_ENV, profile or rc file), a fresh PYTHONPYCACHEPREFIX (no bytecode the
 agent left is read) and SETUPTOOLS_USE_DISTUTILS=stdlib (setuptools' .pth hook imports nothing). When they
-end the container is frozen, so nothing they started can write the reward afterwards, and the reward files
-are read through the engine (reward.py).
+end the engine kills the container (every process in it dies with its PID 1) and confirms it has stopped, so
+nothing they started can write the reward afterwards; only then are the reward files read through the engine
+(reward.py). The verifier's own pytest plugin (pytest_verdict.py) gives a second verdict: a reward of 1 that its
+record contradicts counts as 0, with the reason.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
 import shlex
+import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+import docker.errors
 
 from rsr_core.errors import SandboxFailure
 from rsr_core.models import Task
 from rsr_core.sandbox.docker_sandbox import DockerSandbox
+from rsr_core.sandbox.pytest_verdict import MAX_RECORD_BYTES, VerdictPlugin, new_plugin, parse_record
 from rsr_core.sandbox.reward import read_reward
 
 DEFAULT_VERIFIER_TIMEOUT_S = 600.0
@@ -36,11 +43,15 @@ CLEAR = (
 
 @dataclass(frozen=True)
 class VerifierResult:
-    """Reward in [0, 1] (None: the tests named no reward) and what the tests printed."""
+    """Reward in [0, 1] (None: the tests named no reward) and what the tests printed; `inconsistent` says why a
+    reward of 1 was not kept (the verifier's pytest record contradicts it), `extra` what the run's trajectory
+    keeps of the check."""
 
     reward: float | None
     output: str
     passed: bool
+    inconsistent: str | None = None
+    extra: dict = field(default_factory=dict)
 
 
 class VerifierError(RuntimeError):
@@ -101,10 +112,58 @@ def _fresh_test_dirs(sandbox: DockerSandbox, files: dict[str, str], dirs: tuple[
     return None
 
 
+def stop_everything(sandbox: DockerSandbox) -> None:
+    """SIGKILL every process of the container but its PID 1 keepalive (`kill -9 -1` spares only PID 1 and
+    itself), freeze the container, and confirm through the engine's process list that nothing else is left.
+    Raises SandboxFailure when something is."""
+    with contextlib.suppress(SandboxFailure):
+        sandbox.exec(["bash", "--noprofile", "--norc", "-c", "kill -9 -1"], timeout_s=SHELL_SLACK_S)
+    sandbox.freeze()
+    try:
+        top = sandbox.client.api.top(sandbox.container_id, ps_args="-o pid,ppid,args")
+    except (docker.errors.DockerException, OSError) as exc:
+        raise SandboxFailure(f"cannot list the verifier's processes: {exc}") from None
+    left = survivors([[str(c) for c in row] for row in top.get("Processes") or []])
+    if left:
+        raise SandboxFailure(f"{len(left)} process(es) of the tests outlived SIGKILL: {', '.join(left[:5])}")
+
+
+def survivors(rows: list[list[str]]) -> list[str]:
+    """The commands of an engine process list (pid, ppid, args) other than PID 1 (the one whose parent is
+    outside the container) and the `sleep 5` its loop waits on (seen as a copy of PID 1 until it execs)."""
+    pids = {row[0] for row in rows}
+    init = {row[0]: row[2] for row in rows if row[1] not in pids}
+    allowed = {"sleep 5", *init.values()}
+    return [row[2] for row in rows if row[0] not in init and not (row[1] in init and row[2] in allowed)]
+
+
+def ending(exit_code: int, elapsed: float, timeout: int) -> tuple[str | None, bool]:
+    """(what the verifier's output says about how the tests ended, whether their reward stands)."""
+    if exit_code == 124 or (exit_code == 137 and elapsed >= timeout):
+        return f"timed out after {timeout} s (ran {elapsed:.0f} s)", False
+    if exit_code > 128:
+        return f"the tests were killed (signal {exit_code - 128}) after {elapsed:.0f} s", False
+    return None, True
+
+
+def pytest_check(
+    sandbox: DockerSandbox, plugin: VerdictPlugin, reward: float | None
+) -> tuple[str | None, dict]:
+    """(why a reward of 1 contradicts the verifier's pytest record, what the trajectory keeps of the record)."""
+    content, problem = sandbox.fs.read_regular(plugin.record, MAX_RECORD_BYTES)
+    verdict = parse_record(content, plugin.nonce) if content is not None else None
+    if verdict is None:
+        # pytest did not run with the plugin (another runner, or it never loaded): the reward stands alone
+        return None, {"verifier_pytest": None if problem == "missing" else f"record {problem}"}
+    why = verdict.contradiction() if reward is not None and reward >= 1.0 else None
+    return why, {"verifier_pytest": verdict.summary()}
+
+
 def run_verifier(sandbox: DockerSandbox, task: Task) -> VerifierResult:
     """Run the hidden tests in this sandbox: harbor `tests/test.sh` (reward file) or Terminal-Bench 1
     `run-tests.sh` (resolved iff every parsed pytest test passed). A sandbox that fails under the tests gives
-    reward 0 with the reason."""
+    reward 0 with the reason, and so do tests that were killed or timed out. The container is killed when the
+    tests end: call this last on a sandbox."""
     tests = hidden_tests(task)
     timeout = max(1, int(task.verifier_timeout_sec or DEFAULT_VERIFIER_TIMEOUT_S))
     if "tests/test.sh" not in tests and "run-tests.sh" not in tests:
@@ -112,30 +171,51 @@ def run_verifier(sandbox: DockerSandbox, task: Task) -> VerifierResult:
             f"task {task.task_id} has no tests/test.sh or run-tests.sh among its hidden files"
         )
     harbor = "tests/test.sh" in tests
+    plugin = new_plugin()
     try:
+        image_env, _ = image_config(sandbox)
         if harbor:
             files = {p.removeprefix("tests/"): c for p, c in tests.items()}
             problem = _fresh_test_dirs(sandbox, files, ("/logs/verifier", "/logs/agent"))
-            script, env = "/tests/test.sh", clean_env(sandbox)
+            script, env = "/tests/test.sh", clean_env(sandbox, plugin.env(image_env))
         else:
             files = {p.removeprefix("tests/") if p.startswith("tests/") else p: c for p, c in tests.items()}
             problem = _fresh_test_dirs(sandbox, files, ())
-            script, env = "/tests/run-tests.sh", clean_env(sandbox, {"TEST_DIR": "/tests"})
+            script, env = (
+                "/tests/run-tests.sh",
+                clean_env(sandbox, {"TEST_DIR": "/tests", **plugin.env(image_env)}),
+            )
         if problem is not None:
             return VerifierResult(0.0, f"[verifier] {problem}: reward 0", False)
+        if sandbox.fs.stat(plugin.directory) is not None:
+            return VerifierResult(
+                0.0, f"[verifier] {plugin.directory} existed before the tests: reward 0", False
+            )
+        sandbox.put_files(plugin.files(), plugin.directory)
+        start = time.monotonic()
         res = sandbox.shell(
             f"{env} timeout -k 5 {timeout} bash --noprofile --norc {script}",
             timeout_s=timeout + SHELL_SLACK_S,
         )
-        sandbox.freeze()  # whatever the tests started stops here, before the reward is read
-        output = res.output + (f"\n[verifier] timed out after {timeout} s" if res.timed_out else "")
+        elapsed = time.monotonic() - start
+        stop_everything(sandbox)  # whatever the tests started dies here, before the reward is read
+        how, stands = ending(res.exit_code, elapsed, timeout)
+        output = res.output + (f"\n[verifier] {how}" if how else "")
         if harbor:
             reward, note = read_reward(sandbox.fs)
             if note:
                 output += f"\n[verifier] {note}"
-            return VerifierResult(reward, output, reward is not None and reward >= 1.0)
+        else:
+            passed, failed = parse_pytest(res.output)
+            reward = 1.0 if passed > 0 and failed == 0 else 0.0
+        if not stands and reward:
+            output += f"\n[verifier] the reward ({reward:g}) of tests that did not end on their own: reward 0"
+            reward = 0.0
+        why, extra = pytest_check(sandbox, plugin, reward)
+        if why is not None:
+            output += f"\n[verifier] inconsistent: the reward is 1 but {why}: reward 0"
+            extra["verifier_inconsistent"] = why
+            reward = 0.0
     except SandboxFailure as exc:
         return VerifierResult(0.0, f"[verifier] the tests could not run to the end: {exc}: reward 0", False)
-    passed, failed = parse_pytest(res.output)
-    ok = passed > 0 and failed == 0
-    return VerifierResult(1.0 if ok else 0.0, output, ok)
+    return VerifierResult(reward, output, reward is not None and reward >= 1.0, why, extra)

@@ -162,7 +162,9 @@ SHADOW_GROUND = {
 def test_redirecting_the_runner_forges_a_pass_and_is_tampering(scripted, sandboxes, case):
     task_dir, keys = SHADOWING[case]
     r = _run(scripted, sandboxes, read_harbor_task(TASKS / task_dir), keys)
-    assert r.reward == 1.0, r.trajectory.verifier_output  # the forgery works: the failed tests "passed"
+    # the forgery works (the failed tests "passed"), unless the verifier's pytest record contradicts it
+    forged = r.reward == 1.0 or "verifier_inconsistent" in r.trajectory.extra
+    assert forged, r.trajectory.verifier_output
     assert r.trajectory.verifier_tampered and not _counted_as_passed(r)
     assert SHADOW_GROUND[case] in r.trajectory.extra["verifier_ground_changes"]
 
