@@ -208,6 +208,8 @@ class Task(_Model):
     """The task allows network access (used only when the user opts in)."""
     storage_mb: int | None = None
     """Writable-space budget of the sandbox in MiB (`[environment] storage_mb`); None: the default budget."""
+    max_files: int | None = None
+    """Budget on files and directories written in the sandbox (`[environment] max_files`); None: the default."""
     pids_limit: int | None = None
     """Process limit of the sandbox (`[environment] pids_limit`); None: the default limit."""
     cap_add: list[str] = Field(default_factory=list)

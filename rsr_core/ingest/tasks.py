@@ -266,6 +266,7 @@ def read_harbor_task(directory: Path) -> Task:
         cpus=_float(env.get("cpus"), "[environment] cpus", MAX_CPUS),
         memory_mb=_memory_mb(env),
         storage_mb=_int(env.get("storage_mb"), "[environment] storage_mb"),
+        max_files=_int(env.get("max_files"), "[environment] max_files"),
         pids_limit=_int(env.get("pids_limit"), "[environment] pids_limit"),
         cap_add=_names(env.get("cap_add"), "[environment] cap_add"),
         allow_internet=bool(allow),

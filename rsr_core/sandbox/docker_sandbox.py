@@ -1,10 +1,10 @@
 """A Docker container per run, hardened: no network by default, every capability dropped but a documented few,
-no-new-privileges, CPU/memory/pids limits, a writable-space budget, a wall-clock budget, always removed.
+no-new-privileges, CPU/memory/pids limits, writable-space and file-count budgets, a wall-clock budget, always removed.
 
 The main process (PID 1) is a shell loop that ignores signals and reaps orphans, so an agent's `kill -9 -1`
 or `pkill sleep` cannot end the sandbox under the harness; it exits by itself when the budget runs out, and
 the container is started with auto-remove, so even a sandbox whose owner was killed goes away (`rsr sandbox
-gc` sooner). A limit the run hits (a fork the pids limit refused, an OOM kill, the disk budget) is recorded
+gc` sooner). A limit the run hits (a fork the pids limit refused, an OOM kill, the disk or file budget) is recorded
 in `limit_reason`; harnesses end the run on it.
 """
 
@@ -38,6 +38,7 @@ DEFAULT_CPUS = 1.0
 DEFAULT_MEMORY_MB = 1024
 DEFAULT_PIDS = 256
 DEFAULT_STORAGE_MB = 4096
+DEFAULT_MAX_FILES = 100_000  # files and directories in the writable layer; a large npm or pip install fits
 DEFAULT_BUDGET_S = 1800.0
 DEFAULT_SHELL_TIMEOUT_S = 120.0
 # What terminal tasks need as root: own and chmod any file, write where root writes, signal processes, switch
@@ -67,6 +68,7 @@ class Limits:
     network: bool = False
     budget_s: float = DEFAULT_BUDGET_S
     storage_mb: int = DEFAULT_STORAGE_MB
+    max_files: int = DEFAULT_MAX_FILES
     cap_add: tuple[str, ...] = field(default_factory=tuple)
 
 
@@ -129,7 +131,9 @@ class DockerSandbox:
             hostname="sandbox",
             environment={"TERM": "xterm-256color", "LANG": "C.UTF-8"},
         )
-        self._watchdog = DiskWatchdog(self.client.api, self.container_id, lim.storage_mb, self._breach)
+        self._watchdog = DiskWatchdog(
+            self.client.api, self.container_id, lim.storage_mb, self._breach, max_files=lim.max_files
+        )
         self._watchdog.start()
 
     def _breach(self, reason: str) -> None:
@@ -238,7 +242,7 @@ class DockerSandbox:
         return verify_run(self, task, keep_agent=keep_agent, run_tests=run_tests)
 
     def check_limits(self) -> str | None:
-        """Ask the engine (not the sandbox) whether a limit was hit: the disk budget and OOM kills; sets and
+        """Ask the engine (not the sandbox) whether a limit was hit: the disk and file budgets and OOM kills; sets and
         returns `limit_reason`. Used when the sandbox's own shell no longer answers."""
         if self.limit_reason is None and self.container is not None:
             with contextlib.suppress(docker.errors.DockerException, OSError, ValueError):

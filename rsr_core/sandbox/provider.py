@@ -12,6 +12,7 @@ from rsr_core.models import Task
 from rsr_core.sandbox.docker_sandbox import (
     DEFAULT_BUDGET_S,
     DEFAULT_CPUS,
+    DEFAULT_MAX_FILES,
     DEFAULT_MEMORY_MB,
     DEFAULT_PIDS,
     DEFAULT_STORAGE_MB,
@@ -41,7 +42,8 @@ class DockerSandboxProvider:
 
     def limits_for(self, task: Task) -> Limits:
         """Limits from the task, defaults where it says nothing (`[environment] cpus, memory_mb, pids_limit,
-        storage_mb, cap_add`); network only if the task allows it and the user opted in (RSR_ALLOW_NETWORK)."""
+        storage_mb, max_files, cap_add`); network only if the task allows it and the user opted in
+        (RSR_ALLOW_NETWORK)."""
         budget = self.budget_s or (task.agent_timeout_sec or DEFAULT_BUDGET_S) + (
             task.verifier_timeout_sec or 600
         )
@@ -50,6 +52,7 @@ class DockerSandboxProvider:
             memory_mb=task.memory_mb or DEFAULT_MEMORY_MB,
             pids=task.pids_limit or DEFAULT_PIDS,
             storage_mb=task.storage_mb or DEFAULT_STORAGE_MB,
+            max_files=task.max_files or DEFAULT_MAX_FILES,
             cap_add=tuple(task.cap_add),
             network=bool(task.allow_internet and self.settings.allow_network),
             budget_s=budget,
