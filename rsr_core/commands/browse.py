@@ -85,6 +85,9 @@ def _provenance(traj: Trajectory) -> list[str]:
         f"reward {reward}"
         + ("  VERIFIER TAMPERED: never counted as solved" if traj.verifier_tampered else ""),
     ]
+    inconsistent = traj.extra.get("verifier_inconsistent")
+    if inconsistent:
+        lines.append(f"VERIFIER INCONSISTENT: the tests wrote reward 1 but {inconsistent}; scored 0")
     if traj.kind == "rewrite" or traj.source_trajectory_id or traj.runbook_id:
         lines.append(f"source {traj.source_trajectory_id or '-'}  runbook {traj.runbook_id or '-'}")
     if traj.job_id:

@@ -253,6 +253,14 @@ def header(ctx: AppServices, traj: Trajectory, totals: dict | None = None) -> No
                 + "); its reward is kept as measured but it never counts as solved, verified or trainable"
             )
         )
+    inconsistent = traj.extra.get("verifier_inconsistent")
+    if inconsistent:
+        st.error(
+            md_escape(
+                f"verifier inconsistent: the tests wrote reward 1 but {inconsistent}; scored 0, so it never "
+                "counts as solved, verified or trainable"
+            )
+        )
     if traj.kind == "rewrite":
         st.caption(md_escape(f"source {traj.source_trajectory_id} · runbook {traj.runbook_id}"))
         status = _rewrite_status(ctx, traj.trajectory_id)

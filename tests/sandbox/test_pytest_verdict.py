@@ -167,3 +167,33 @@ def test_engine_process_list_leaves_only_the_keepalive():
     rows = [["100", "90", init], ["101", "100", "sleep 5"], ["102", "100", init]]
     assert survivors(rows) == []
     assert survivors([*rows, ["103", "100", "python3 daemon.py"]]) == ["python3 daemon.py"]
+
+
+@pytest.mark.docker
+def test_an_inconsistent_run_is_stored_unsolved_and_shown_with_its_reason(
+    scripted, sandboxes, imports_solution, tmp_path
+):
+    import base64
+    import subprocess
+    import sys
+
+    from rsr_core.store import Store
+    from tests.sandbox.test_hostile_agents import _run
+
+    code = base64.b64encode(HOSTILE["an atexit handler that exits 0"].encode()).decode()
+    r = _run(scripted, sandboxes, imports_solution, f"echo {code} | base64 -d > /app/solution.py\n")
+    why = "pytest ended with exit status 1"
+    assert r.reward == 0.0 and r.trajectory.extra["verifier_inconsistent"] == why, (
+        r.trajectory.verifier_output
+    )
+    db = tmp_path / "x.duckdb"
+    store = Store(db)
+    store.write_trajectories([r.trajectory])
+    store.close()
+    shown = subprocess.run(
+        [sys.executable, "-m", "rsr_core.cli", "show", r.trajectory.trajectory_id, "--db", str(db)],
+        capture_output=True,
+        text=True,
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert f"VERIFIER INCONSISTENT: the tests wrote reward 1 but {why}; scored 0" in shown.stdout
