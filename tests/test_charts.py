@@ -131,7 +131,11 @@ def test_coverage_and_funnel_charts():
         "passed the verifier": 28, "kept for training": 27,
     }  # fmt: skip
     assert by_group["runbook status"]["rejected by a reviewer"] == 1
-    assert by_group["execution outcome"] == {"tampered with the verifier": 1, "answer transfer": 1}
+    assert by_group["execution outcome"] == {
+        "tampered with the verifier": 1,
+        "reward contradicted by the tests' record": 0,
+        "answer transfer": 1,
+    }
     assert spec["layer"][0]["encoding"]["x"]["axis"] == {"format": ",d", "tickMinStep": 1}  # whole numbers
     assert "13.50" in spec["title"]
 

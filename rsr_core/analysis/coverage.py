@@ -24,6 +24,7 @@ FUNNEL_STAGES = (
     ("approved", "approved", "runbook status"),
     ("executions", "executions", "pipeline"),
     ("verifier_tampered", "tampered with the verifier", "execution outcome"),
+    ("verifier_inconsistent", "reward contradicted by the tests' record", "execution outcome"),
     ("verified", "passed the verifier", "pipeline"),
     ("answer_transfer", "answer transfer", "execution outcome"),
     ("kept", "kept for training", "pipeline"),

@@ -200,11 +200,13 @@ def funnel(cur: duckdb.DuckDBPyConnection) -> dict[str, Any]:
     )
     ex = one(
         cur,
-        """SELECT count(*), count(*) FILTER (WHERE verified),
-                   count(*) FILTER (WHERE verified AND answer_transfer), count(*) FILTER (WHERE kept),
-                   count(DISTINCT source_trajectory_id) FILTER (WHERE kept),
-                   count(*) FILTER (WHERE verifier_tampered)
-            FROM rewrite_status""",
+        """SELECT count(*), count(*) FILTER (WHERE r.verified),
+                   count(*) FILTER (WHERE r.verified AND r.answer_transfer), count(*) FILTER (WHERE r.kept),
+                   count(DISTINCT r.source_trajectory_id) FILTER (WHERE r.kept),
+                   count(*) FILTER (WHERE r.verifier_tampered),
+                   -- the tests wrote reward 1 that the verifier's pytest record contradicts (scored 0)
+                   count(*) FILTER (WHERE json_extract_string(t.extra, '$.verifier_inconsistent') IS NOT NULL)
+            FROM rewrite_status r JOIN trajectories t USING (trajectory_id)""",
     )
     assert rb is not None and ex is not None
     kept, kept_sources = ex[3], ex[4]
@@ -218,6 +220,7 @@ def funnel(cur: duckdb.DuckDBPyConnection) -> dict[str, Any]:
         "human_rejected": rb[5],
         "executions": ex[0],
         "verifier_tampered": ex[5],
+        "verifier_inconsistent": ex[6],
         "verified": ex[1],
         "answer_transfer": ex[2],
         "kept": kept,

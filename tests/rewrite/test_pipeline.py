@@ -58,6 +58,7 @@ def test_leaky_runbook_is_flagged_replanned_and_the_funnel_adds_up(db, seeded, s
         "human_rejected": 0,
         "executions": 4,
         "verifier_tampered": 0,
+        "verifier_inconsistent": 0,
         "verified": 4,
         "answer_transfer": 1,
         "kept": 3,

@@ -197,3 +197,35 @@ def test_an_inconsistent_run_is_stored_unsolved_and_shown_with_its_reason(
     )
     assert shown.returncode == 0, shown.stderr
     assert f"VERIFIER INCONSISTENT: the tests wrote reward 1 but {why}; scored 0" in shown.stdout
+
+
+def test_the_funnel_counts_rewrites_whose_reward_the_record_contradicted(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    from rsr_core.models import Step, Trajectory
+    from rsr_core.store import Store
+
+    def rewrite(tid: str, extra: dict) -> Trajectory:
+        return Trajectory(trajectory_id=tid, task_id="t", kind="rewrite", harness="terminus-2",
+                          content_hash=tid, reward=0.0, source_trajectory_id="s", runbook_id="rb",
+                          extra=extra, steps=[Step(index=1, source="user", message="Task.")])  # fmt: skip
+
+    db = tmp_path / "x.duckdb"
+    store = Store(db)
+    store.write_trajectories(
+        [
+            rewrite("a", {"verifier_inconsistent": "pytest ran no test"}),
+            rewrite("b", {"verifier_pytest": None}),
+        ]
+    )
+    store.close()
+    done = subprocess.run(
+        [sys.executable, "-m", "rsr_core.cli", "stats", "funnel", "--db", str(db), "--json"],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    funnel = json.loads(done.stdout)
+    assert funnel["executions"] == 2 and funnel["verifier_inconsistent"] == 1 and funnel["verified"] == 0
