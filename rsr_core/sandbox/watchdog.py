@@ -71,14 +71,19 @@ def _deleted_links(proc: str) -> list[str]:
     return found
 
 
-def held_by_deleted(pids: list[int]) -> int:
+def held_by_deleted(container_id: str, pids: list[int]) -> int:
     """Bytes of disk held by deleted regular files of the processes' root filesystems that they keep open or
-    mapped (each file once; blocks actually allocated, so a sparse file counts what it holds)."""
+    mapped (each file once; blocks actually allocated, so a sparse file counts what it holds). A PID whose
+    cgroup does not name the container is skipped: it ended and was reused, or the engine is on another
+    machine and this /proc is not the container's."""
     seen: set[tuple[int, int]] = set()
     total = 0
     for pid in pids:
         proc = f"/proc/{pid}"
         try:
+            with open(f"{proc}/cgroup") as f:
+                if container_id not in f.read():
+                    continue
             root_dev = os.stat(f"{proc}/root").st_dev
         except OSError:
             continue
@@ -148,7 +153,11 @@ class DiskWatchdog:
         """One poll now: the breach reason, or None while within budget."""
         info = inspect_with_size(self.api, self.container_id)
         size = int(info.get("SizeRw") or 0)
-        held = held_by_deleted(container_pids(self.api, self.container_id)) if size <= self.budget else 0
+        held = (
+            held_by_deleted(self.container_id, container_pids(self.api, self.container_id))
+            if size <= self.budget
+            else 0
+        )
         if size + held > self.budget:
             deleted = f" ({held // MIB} MiB of it in deleted files still open)" if held else ""
             return (
