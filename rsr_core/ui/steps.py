@@ -101,8 +101,8 @@ class Cards:
                 blocks.append({"kind": "note", "text": note})
                 blocks += self.block(step.message, f"{key}_msg")
             elif step.extra.get("missing_response"):  # nothing was recorded, not an answer that failed
-                note = step.extra.get("note")
-                blocks.append({"kind": "note", "text": shown(str(note or "no response was recorded"))})
+                recorded = step.extra.get("note")
+                blocks.append({"kind": "note", "text": shown(str(recorded or "no response was recorded"))})
             else:
                 blocks.append({"kind": "note", "text": "answer (not valid protocol JSON)"})
                 blocks += self.block(step.message, f"{key}_msg")
