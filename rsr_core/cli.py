@@ -31,7 +31,7 @@ import argparse  # noqa: E402
 import threading  # noqa: E402
 import traceback  # noqa: E402
 from collections.abc import Sequence  # noqa: E402
-from typing import NoReturn  # noqa: E402
+from typing import Any, NoReturn  # noqa: E402
 
 from rsr_core import __version__  # noqa: E402
 from rsr_core.errors import RsrError, printable  # noqa: E402
@@ -74,9 +74,40 @@ def _signalled(signum: int, frame: object) -> None:
     `Terminated`. Remembered because what unwinds may not be that exception: DuckDB cancels a query the signal
     lands in and raises its own ("Query interrupted"), and an import it lands in can fail in its own way."""
     _SIGNALLED.append(signum)
-    if signum == signal.SIGINT:
-        raise KeyboardInterrupt
-    raise Terminated(signum)
+    exc: BaseException = KeyboardInterrupt() if signum == signal.SIGINT else Terminated(signum)
+    caller = _importer(frame)
+    if caller is not None:
+        _raise_in(caller, exc)
+        return
+    raise exc
+
+
+def _importer(frame: Any) -> Any:
+    """The frame whose `import` the signal landed in (None: it landed outside any import). An extension
+    module's initialisation can swallow an exception raised inside it and print it ("Exception ignored in …",
+    with a traceback) instead of letting it unwind."""
+    chain = []
+    while frame is not None:
+        chain.append(frame)
+        frame = frame.f_back
+    outermost = max(
+        (i for i, f in enumerate(chain) if f.f_code.co_filename.startswith("<frozen importlib")), default=None
+    )
+    return chain[outermost + 1] if outermost is not None and outermost + 1 < len(chain) else None
+
+
+def _raise_in(frame: Any, exc: BaseException) -> None:
+    """Raise `exc` in `frame` as soon as it runs again (its next line, or its return), once the import it is
+    in has finished: a trace function on that frame alone."""
+
+    def at_next_line(f: Any, event: str, arg: object) -> Any:
+        sys.settrace(None)
+        frame.f_trace = None
+        raise exc
+
+    frame.f_trace_lines = True
+    frame.f_trace = at_next_line
+    sys.settrace(lambda *_: None)  # frame-local trace functions run only while a global one is set
 
 
 def _interruption(exc: BaseException) -> bool:

@@ -47,8 +47,22 @@ def db(corpus, tmp_path_factory) -> str:
     return str(path)
 
 
+def _past_python_start(pid: int, timeout_s: float = 30.0) -> None:
+    """Wait until the child runs code of its own: Python's start (its `site` imports) runs before any of it,
+    and a Ctrl-C there is Python's to report; on a busy machine the start alone can take longer than the
+    shortest delay. The json accelerator is loaded by `rsr` itself, not by Python's start."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            if "/_json." in Path(f"/proc/{pid}/maps").read_text():
+                return
+        except OSError:
+            return  # it has ended already
+        time.sleep(0.005)
+
+
 def _interrupt(args: list[str], delay: float) -> tuple[int, str, int]:
-    """Run `rsr ARGS`, send it SIGINT after `delay` seconds; (exit status, stderr, pid)."""
+    """Run `rsr ARGS`, send it SIGINT `delay` seconds after its own code started; (exit status, stderr, pid)."""
     proc = subprocess.Popen(
         [*RSR, *args],
         stdout=subprocess.DEVNULL,
@@ -56,6 +70,7 @@ def _interrupt(args: list[str], delay: float) -> tuple[int, str, int]:
         text=True,
         preexec_fn=sigint_default,  # a test run in the background has SIGINT ignored, and so would the child
     )
+    _past_python_start(proc.pid)
     time.sleep(delay)
     proc.send_signal(signal.SIGINT)
     code = proc.wait(120)
@@ -202,3 +217,26 @@ def test_a_signal_inside_an_uninterrupted_block_waits_for_its_end():
         assert done == ["after the signal"]
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def test_ctrl_c_inside_an_import_is_raised_once_the_import_has_finished(tmp_path, monkeypatch):
+    """An extension module's initialisation can swallow a KeyboardInterrupt raised inside it and print it as
+    "Exception ignored"; rsr's handler raises it in the importing frame once the import is done."""
+    from rsr_core import cli
+
+    (tmp_path / "interrupted_module.py").write_text(
+        "import signal\nsignal.raise_signal(signal.SIGINT)\nDONE = 1\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    previous = signal.signal(signal.SIGINT, cli._signalled)  # noqa: SLF001 - the handler rsr installs
+    reached = False
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            import interrupted_module  # noqa: F401
+
+            reached = True
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        sys.settrace(None)
+        cli._SIGNALLED.clear()  # noqa: SLF001
+    assert not reached and sys.modules["interrupted_module"].DONE == 1  # the import ran to its end first
