@@ -55,7 +55,7 @@ def test_funnel_frame_and_expansion_ratio(store):
     frame = coverage.funnel_frame(funnel)
     assert list(frame["stage"]) == [
         "sources", "runbooks", "critic_pending", "critic_rejected", "pending_review", "human_rejected", "approved",
-        "executions", "verifier_tampered", "verified", "answer_transfer", "kept",
+        "executions", "verifier_tampered", "verifier_inconsistent", "verified", "answer_transfer", "kept",
     ]  # fmt: skip
     assert dict(zip(frame["stage"], frame["count"], strict=True))["kept"] == funnel["kept"] == 1
     assert coverage.expansion_ratio(funnel) == 1.0  # one kept rewrite from one source
