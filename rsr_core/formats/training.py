@@ -210,6 +210,26 @@ def _messages(turns: list[_Turn]) -> list[dict[str, str]]:
 Rows = list[list[dict[str, str]]]
 
 
+def _rows(trajectory: Trajectory, instruction: str | None, reasoning: bool) -> tuple[Rows, str | None, bool]:
+    """(rows, why there are none, whether the first conversation takes the instruction: `instruction`)."""
+    rows: Rows = []
+    why = "no_steps"
+    takes_instruction = False
+    for n, steps in enumerate(conversations(trajectory.steps)):
+        turns, first, has_user = _turns(steps, reasoning)
+        if first is None:
+            continue
+        if not has_user:
+            takes_instruction = takes_instruction or n == 0
+            text = instruction if n == 0 else None
+            if not text or not text.strip():
+                why = "no_instruction"
+                continue
+            turns.insert(first, ("user", text, None))
+        rows.append(_messages(turns))
+    return rows, (None if rows else why), takes_instruction
+
+
 def training_rows(
     trajectory: Trajectory, instruction: str | None = None, reasoning: bool = False
 ) -> tuple[Rows, str | None]:
@@ -228,20 +248,8 @@ def training_rows(
     with no agent turn left is `no_steps`. For a run recorded by this project's Terminus 2 harness a row is
     byte for byte what the endpoint received last (less the private guidance) and what it answered.
     """
-    rows: Rows = []
-    why = "no_steps"
-    for n, steps in enumerate(conversations(trajectory.steps)):
-        turns, first, has_user = _turns(steps, reasoning)
-        if first is None:
-            continue
-        if not has_user:
-            text = (instruction or trajectory.instruction) if n == 0 else None
-            if not text or not text.strip():
-                why = "no_instruction"
-                continue
-            turns.insert(first, ("user", text, None))
-        rows.append(_messages(turns))
-    return (rows, None) if rows else ([], why)
+    rows, why, _ = _rows(trajectory, instruction or trajectory.instruction, reasoning)
+    return rows, why
 
 
 def training_row(
@@ -257,16 +265,9 @@ def stored_training(trajectory: Trajectory) -> tuple[bytes | None, str | None]:
     """What the store keeps of the trajectory's training rows: (their `messages_key`, None), (None,
     `no_steps`), or (None, None) where a row depends on its task's instruction (no user message before the first
     agent turn: the task's instruction, which may change, comes before the trajectory's own)."""
-    rows: Rows = []
-    for n, steps in enumerate(conversations(trajectory.steps)):
-        turns, first, has_user = _turns(steps, False)
-        if first is None:
-            continue
-        if not has_user:
-            if n == 0:
-                return None, None
-            continue
-        rows.append(_messages(turns))
+    rows, _, takes_instruction = _rows(trajectory, None, False)
+    if takes_instruction:
+        return None, None
     if not rows:
         return None, "no_steps"
     return messages_key([m for row in rows for m in row]), None

@@ -1,8 +1,8 @@
 """Database files attached to one in-memory DuckDB instance of the process for as long as they are used.
 
-Starting a DuckDB instance costs 15-20 ms on this kind of machine (it builds its catalog of built-in functions),
-whatever the file: with a file opened and closed for every page's reads, that was most of the cost of opening a
-paper-scale database (22-29 ms). Attaching the file to an instance that is already running costs 1.5-6 ms, and
+Starting a DuckDB instance builds its catalog of built-in functions whatever the file: with a file opened and
+closed for every page's reads, that is most of the cost of opening a database. Attaching the file to an instance
+that is already running costs a fraction of it (figures in benchmarks/RESULTS.md), and
 detaching it lets the file go (its lock, its memory, its write-ahead log checkpointed) just as closing did, so
 other processes can open it between uses exactly as before.
 

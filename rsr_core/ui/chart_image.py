@@ -2,10 +2,9 @@
 rendered to SVG by vl-convert and shown as an image.
 
 Streamlit's own chart element loads and starts Vega in the browser on every page load: measured beside a
-one-button page (about 0.3 s to load here), one chart added 0.13 s, three 0.17 s. An image costs the browser
+one-button page, that is a large share of a page load (figures in benchmarks/RESULTS.md). An image costs the browser
 next to nothing and is one DOM node, however many marks it has. Each SVG is rendered once per content of its
-spec (60-170 ms for the studio's charts here; the renderer's first start about 0.5 s, done by the server's
-warm-up) and cached. Images have no tooltips: the figures behind every chart are in the tables beside it.
+spec (the renderer's first start is slow and done by the server's warm-up) and cached. Images have no tooltips: the figures behind every chart are in the tables beside it.
 """
 
 from __future__ import annotations

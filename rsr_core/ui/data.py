@@ -48,8 +48,8 @@ _RUN = threading.local()
 @contextmanager
 def one_use_per_run() -> Iterator[None]:
     """Within this block (one script run of the app), the reads of every cache miss share one use of the
-    database, opened at the first miss and let go at the end: opening the file (attaching it, `host.py`) costs
-    ~5 ms at paper scale and letting it go as much again, and after another process's commit every read of a
+    database, opened at the first miss and let go at the end: opening the file (attaching it, `host.py`) and
+    letting it go each cost time, and after another process's commit every read of a
     page misses."""
     _RUN.stack = ExitStack()
     try:

@@ -1,5 +1,5 @@
 """A row of headline figures (label over value, as Streamlit's metric draws them), drawn by one component: five
-metrics in five columns cost a page load about 90 ms to draw in the browser, this row what its text costs."""
+metrics in five columns are many elements for the browser to draw, this row what its text costs."""
 
 from __future__ import annotations
 

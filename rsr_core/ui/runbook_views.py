@@ -87,7 +87,7 @@ def dossier(cur: Cursor, runbook_id: str) -> dict[str, Any] | None:
 
 def progress_bars(ctx: AppServices, all_rounds: pd.DataFrame) -> None:
     """Reviewed / pending in total and per reviewer (`all_rounds`: the whole queue), drawn by one component
-    (four Streamlit progress bars and their row cost a page load about 40 ms to draw)."""
+    (four Streamlit progress bars and their row are several elements for the browser to draw on every load)."""
     p = review_progress(ctx, all_rounds)
     total = p["reviewed"] + p["pending"]
     bars = [
@@ -257,8 +257,7 @@ def next_pending(pending: list[str], current: str | None) -> str | None:
 def review_form(runbook_ids: list[str], key: str) -> None:
     """Approve / reject with reviewer name (remembered for the session) and reason; the queue shows it at once.
     One component (rsr_core/ui/assets/review.js, its fields as long as MAX_REVIEWER / MAX_REASON): a Streamlit
-    form of two text inputs and two buttons, drawn on every load and every review, cost the Runbooks page's load
-    about 40 ms in the browser."""
+    form of two text inputs and two buttons is several elements drawn on every load and every review."""
     mount("rsr_core.review", "review")(
         key=f"review_{key}",
         data={

@@ -127,7 +127,7 @@ def select_in_popover(
 ) -> Any:
     """A select box in a popover (key `<key>_pop`, in `where`: st or a column) labelled `<name>: <choice>`
     (`name`: `label` unless told). The browser draws a popover's widgets only when it is opened: a select box
-    costs a page load 15-20 ms to draw, and thousands of options more; a popover about 2 ms."""
+    is costly to draw (thousands of options more so), a closed popover next to nothing."""
     current = st.session_state.get(key)
     # A choice kept from an earlier run that is no longer an option (the options follow another choice): the
     # select box falls back to the first option, and so does the label.

@@ -37,8 +37,8 @@ if require_data(ctx):
     scripted_banner(ctx)
     load_form(ctx)
     docker_ready = readiness(ctx)
-    # The forms sit in popovers labelled with their values: a text or number field costs a page load 8-15 ms
-    # to draw, and a popover's fields are drawn only when it is opened.
+    # The forms sit in popovers labelled with their values: each text or number field costs a page load its
+    # drawing, and a popover's fields are drawn only when it is opened.
     with st.popover(endpoint_label(), key="rw_endpoint"):
         url, key, models = endpoint_form(ctx)
     st.subheader("Sources")
