@@ -5,6 +5,11 @@ back unchanged by the ATIF export: unknown root keys (`subagent_trajectories`, `
 agent keys (`tool_definitions`), unknown step keys (`llm_call_count`, …), and a step's `message`, `tool_calls`
 or `observation` when they are not what the export would write from the stored fields (content parts with
 images, the original tool-call ids, tools that are not terminal commands, subagent references).
+
+An agent step of an RSR file may carry, in `extra.rsr_harness_steps`, the harness messages written into its
+observation after the terminal output (as harbor's Terminus 2 writes its confirmation question): they are
+read back as the user steps, marked `harness_control`, that the harness recorded, and the observation as the
+terminal output alone. Older RSR files wrote them as user steps of their own, which read as they are.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from rsr_core.formats.reading import FormatError, construct, expect, load_json, 
 from rsr_core.formats.terminus import parse_lenient, split_message
 from rsr_core.models import Command, Step, Trajectory, as_kind
 
-__all__ = ["MAX_STEPS", "carried_hash", "is_atif", "parse_atif", "parse_steps"]
+__all__ = ["HARNESS_STEPS", "MAX_STEPS", "carried_hash", "is_atif", "parse_atif", "parse_steps"]
 
 SUPPORTED_MINOR = range(0, 9)
 MAX_STEPS = 100_000
@@ -48,6 +53,9 @@ ROOT_KEYS = frozenset(
     {"schema_version", "session_id", "trajectory_id", "agent", "steps", "notes", "final_metrics", "extra"}
 )
 AGENT_KEYS = frozenset({"name", "version", "model_name", "extra"})
+HARNESS_STEPS = "rsr_harness_steps"
+"""Agent step `extra` key: the harness messages that followed the turn, each `{message, timestamp?, extra?,
+index?}`, written into its observation after the terminal output, blank-line joined."""
 IDS_OPTIONAL_FROM = 7
 """ATIF-v1.7 made the root `session_id` optional; a file without any id gets one derived from its content."""
 
@@ -243,8 +251,46 @@ def _kept_structures(
     return kept
 
 
+def _harness_steps(
+    raw: Any, where: str, observation: str | None, first_index: int
+) -> tuple[str | None, list[Step]]:
+    """(the observation without the harness messages, the steps they were recorded as) of an agent step's
+    `HARNESS_STEPS` entries, read from position `first_index` on."""
+    expect(isinstance(raw, list), where, "a list of {message, timestamp, extra} objects", raw)
+    steps: list[Step] = []
+    for i, entry in enumerate(raw):
+        at = f"{where}[{i}]"
+        expect(isinstance(entry, dict), at, "an object {message, timestamp, extra}", entry)
+        expect(isinstance(entry.get("message"), str), f"{at}.message", "a string", entry.get("message"))
+        timestamp = entry.get("timestamp")
+        expect(timestamp is None or isinstance(timestamp, str), f"{at}.timestamp", "a string", timestamp)
+        extra = entry.get("extra", {})
+        expect(isinstance(extra, dict), f"{at}.extra", "an object", extra)
+        index = entry.get("index", first_index + i)
+        expect(isinstance(index, int) and not isinstance(index, bool), f"{at}.index", "an integer", index)
+        steps.append(
+            construct(
+                Step,
+                {
+                    "index": index,
+                    "source": "user",
+                    "message": entry["message"],
+                    "harness_control": True,
+                    "timestamp": timestamp,
+                    "extra": extra,
+                },
+            )
+        )
+    suffix = "".join("\n\n" + s.message for s in steps)
+    if observation is not None and suffix and observation.endswith(suffix):
+        observation = observation[: -len(suffix)]
+    return observation, steps
+
+
 def parse_steps(raw_steps: Any) -> list[Step]:
-    """Validate and convert ATIF steps; step ids must run 1..n in order."""
+    """Validate and convert ATIF steps; step ids must run 1..n in order. A step's index is its position among
+    the steps read (harness messages folded into an observation are steps of their own), unless the file
+    carries the stored one."""
     expect(isinstance(raw_steps, list), "steps", "a list of step objects", raw_steps)
     if len(raw_steps) > MAX_STEPS:
         raise FormatError(
@@ -298,7 +344,8 @@ def parse_steps(raw_steps: Any) -> list[Step]:
             {
                 k: v
                 for k, v in extra.items()
-                if k not in ("harness_control", "rsr_private_guidance", "task_complete", "rsr_step")
+                if k
+                not in ("harness_control", "rsr_private_guidance", "task_complete", "rsr_step", HARNESS_STEPS)
             }
             if extra
             else {}
@@ -313,12 +360,23 @@ def parse_steps(raw_steps: Any) -> list[Step]:
         kept = _kept_structures(raw, step_id, source, commands, task_complete, calls, observation_text)
         if leftover or kept:
             step_extra["_atif"] = {**leftover, **kept}
+        harness: list[Step] = []
+        if source == "agent" and extra.get(HARNESS_STEPS) is not None:
+            folded = extra[HARNESS_STEPS]
+            if isinstance(folded, list) and len(steps) + 1 + len(folded) > MAX_STEPS:
+                raise FormatError(
+                    f"{where}.extra.{HARNESS_STEPS}: with these harness messages the trajectory has more than "
+                    f"the limit of {MAX_STEPS:,} steps; not read"
+                )
+            observation_text, harness = _harness_steps(
+                extra[HARNESS_STEPS], f"{where}.extra.{HARNESS_STEPS}", observation_text, len(steps) + 2
+            )
         cost = metrics.get("cost_usd")
         timestamp = raw.get("timestamp")
         model_name = raw.get("model_name")
         fields = {  # in Step's field order (the cheapest for `construct`)
             "schema_version": 1,
-            "index": step_id,
+            "index": len(steps) + 1,
             "source": source,
             "message": message,
             "analysis": analysis,
@@ -343,6 +401,8 @@ def parse_steps(raw_steps: Any) -> list[Step]:
         if rsr_step is not None:
             fields.update(stored_step_values(rsr_step, f"{where}.extra.rsr_step"))
         steps.append(construct(Step, fields))
+        steps += harness
+        seen_user = seen_user or bool(harness)
     return steps
 
 

@@ -11,6 +11,12 @@ Written so that `rsr ingest` reads back exactly what was stored: every trajector
 for travels in `extra.rsr`, and a step whose fields the reader would derive differently from its message
 (analysis, plan, commands, …), or that ATIF cannot carry on that step, carries the stored values in step
 `extra.rsr_step`.
+
+A harness message that follows an agent turn (Terminus 2's "are you sure?", RSRT's verifier feedback, StateM's
+phase notes) reached the model in the same user message as that turn's observation, so it is written where
+harbor's own Terminus 2 writes its confirmation: inside the observation, after the terminal output. Stored as a
+step of its own, it travels in the agent step's `extra.rsr_harness_steps`, from which the reader restores it
+(a reader of ATIF sees one user turn per agent turn, never two in a row).
 """
 
 from __future__ import annotations
@@ -20,8 +26,14 @@ import re
 from datetime import datetime
 from typing import Any
 
-from rsr_core.formats.atif_read import canonical_observation, canonical_tool_calls, parse_steps, version_minor
-from rsr_core.formats.training import HANDOFF
+from rsr_core.formats.atif_read import (
+    HARNESS_STEPS,
+    canonical_observation,
+    canonical_tool_calls,
+    parse_steps,
+    version_minor,
+)
+from rsr_core.formats.training import CONVERSATION_START, HANDOFF
 from rsr_core.models import Review, Step, Trajectory, TransferVerdict
 
 ATIF_VERSION = "ATIF-v1.7"
@@ -57,8 +69,66 @@ def is_iso_timestamp(value: str) -> bool:
     return True
 
 
-def step_document(step: Step, step_id: int) -> dict[str, Any]:
-    """One ATIF step; private guidance and harness control are marked in step extra."""
+def foldable(step: Step) -> bool:
+    """A harness message that reads back exactly from its `HARNESS_STEPS` entry (message, timestamp, extra):
+    a user step marked `harness_control` and nothing else ATIF would have to carry."""
+    return (
+        step.source == "user"
+        and step.harness_control
+        and not (step.private_guidance or step.copied_context or step.task_complete or step.commands)
+        and step.observation is None
+        and step.analysis is None
+        and step.plan is None
+        and all(getattr(step, f) is None for f in AGENT_ONLY)
+        and (step.timestamp is None or is_iso_timestamp(step.timestamp))
+        and not step.extra.keys() & {"_atif", CONVERSATION_START, HANDOFF}
+    )
+
+
+def _hosts(step: Step) -> bool:
+    """Can this step's observation take the harness messages that follow it? An agent turn whose observation
+    is written from its stored text (not a kept structure, not a hand-off's subagent reference)."""
+    kept = step.extra.get("_atif")
+    return (
+        step.source == "agent"
+        and step.observation is not None
+        and not (isinstance(kept, dict) and "observation" in kept)
+        and HANDOFF not in step.extra
+    )
+
+
+def fold_steps(steps: list[Step]) -> list[tuple[Step, list[Step]]]:
+    """Each step written as an ATIF step, with the harness messages folded into its observation."""
+    groups: list[tuple[Step, list[Step]]] = []
+    for step in steps:
+        if groups and foldable(step) and _hosts(groups[-1][0]):
+            groups[-1][1].append(step)
+        else:
+            groups.append((step, []))
+    return groups
+
+
+def _harness_entries(folded: list[Step], first_index: int) -> list[dict[str, Any]]:
+    """`HARNESS_STEPS` entries of folded steps; `first_index`: the index the reader gives the first of them."""
+    entries = []
+    for i, step in enumerate(folded):
+        entry: dict[str, Any] = {"message": step.message}
+        if step.timestamp is not None:
+            entry["timestamp"] = step.timestamp
+        if step.extra:
+            entry["extra"] = step.extra
+        if step.index != first_index + i:
+            entry["index"] = step.index
+        entries.append(entry)
+    return entries
+
+
+def step_document(
+    step: Step, step_id: int, folded: list[Step] | None = None, index: int = 0
+) -> dict[str, Any]:
+    """One ATIF step; private guidance and harness control are marked in step extra. `folded`: the harness
+    messages that followed this agent turn, written into its observation (`index`: the stored position the
+    reader gives this step, 1-based)."""
     extra = dict(step.extra)
     kept = dict(extra.pop("_atif", None) or {})
     agent = step.source == "agent"
@@ -84,7 +154,11 @@ def step_document(step: Step, step_id: int) -> dict[str, Any]:
         doc["tool_calls"] = calls
     observation = kept.pop("observation", None)
     if observation is None and step.observation is not None:
-        observation = canonical_observation(step.observation, calls)
+        # As the harness sent them: the observation and the messages after it, blank-line joined.
+        text = "\n\n".join([step.observation, *(f.message for f in folded or [])])
+        observation = canonical_observation(text, calls)
+    if folded:
+        extra[HARNESS_STEPS] = _harness_entries(folded, (index or step_id) + 1)
     if observation is not None:
         doc["observation"] = observation
     if step.copied_context:
@@ -114,9 +188,14 @@ def step_document(step: Step, step_id: int) -> dict[str, Any]:
     return doc
 
 
-def _patch_derived(docs: list[dict[str, Any]], steps: list[Step]) -> None:
-    """Where reading a step back would not give the stored value of a derived field, carry the value."""
-    for doc, step, read in zip(docs, steps, parse_steps(docs), strict=True):
+def _patch_derived(docs: list[dict[str, Any]], groups: list[tuple[Step, list[Step]]]) -> None:
+    """Where reading a step back would not give the stored value of a derived field, carry the value. (Folded
+    harness messages read back from their entries as they were stored: only their hosts are compared.)"""
+    read_back = iter(parse_steps(docs))
+    for doc, (step, folded) in zip(docs, groups, strict=True):
+        read = next(read_back)
+        for _ in folded:
+            next(read_back)
         wrong = {f: getattr(step, f) for f in DERIVED_STEP_FIELDS if getattr(read, f) != getattr(step, f)}
         if wrong:
             if "commands" in wrong:
@@ -181,9 +260,14 @@ def trajectory_document(
         agent["extra"] = agent_extra
     for key, value in (kept.pop("agent", None) or {}).items():
         agent.setdefault(key, value)
-    step_docs = [step_document(s, i) for i, s in enumerate(steps, 1)]
-    _patch_derived(step_docs, steps)
-    subagents = _handoffs(t.trajectory_id, agent, steps, step_docs)
+    groups = fold_steps(steps)
+    step_docs = []
+    index = 1  # the index the reader gives each step: its position among the unfolded steps
+    for step_id, (step, folded) in enumerate(groups, 1):
+        step_docs.append(step_document(step, step_id, folded, index))
+        index += 1 + len(folded)
+    _patch_derived(step_docs, groups)
+    subagents = _handoffs(t.trajectory_id, agent, [s for s, _ in groups], step_docs)
     rsr = provenance(t)
     if transfer is not None:
         rsr["transfer_check"] = transfer.model_dump(mode="json", exclude={"schema_version", "trajectory_id"})

@@ -5,6 +5,14 @@ Both result.json files follow harbor's own models (`TrialResult`, `JobResult` of
 (derived from our ids, so rewriting a run gives the same file), the trial names its task as harbor does (a
 local task directory, or an `org/name` package), its config, a task checksum, and exceptions as
 `{exception_type, exception_message, exception_traceback, occurred_at}`. The trajectory is our ATIF export.
+
+Agents harbor does not know are named as harbor names a custom agent (`--agent-import-path`): the trial's
+config gives the class's import path and no agent name, and `agent_info.name` is what the class's `name()`
+says. RSRT and StateM extend our Terminus 2, which speaks harbor's Terminus 2 protocol, so their runs are
+named as a custom agent built on harbor's `Terminus2` (which inherits its name) would be: `terminus-2`, the name
+harbor's own tools (`harbor traces export`) need to read an ATIF trajectory. What tells the harnesses apart
+stays in the import path, the trajectory's `agent.name` (harbor's export writes it in each row's `agent`) and
+its `extra.rsr.harness`, which `rsr ingest` reads.
 """
 
 from __future__ import annotations
@@ -18,11 +26,14 @@ from pathlib import Path
 from typing import Any
 
 from rsr_core.formats.atif_write import trajectory_document
+from rsr_core.harness import HARNESSES
 from rsr_core.models import Trajectory
 
 ID_NAMESPACE = uuid.UUID("4f0d5a52-8c1e-5b7a-9d0e-2a6c3b1f7e10")
 """Namespace of the UUIDs derived from our trajectory ids and job names (uuid5)."""
 _MAX_HASHED_FILE = 64 * 1024 * 1024
+HARBOR_AGENT = "terminus-2"
+"""harbor's agent whose protocol all our harnesses speak (and the harness of ours harbor knows by name)."""
 
 
 def harbor_id(name: str) -> str:
@@ -104,13 +115,29 @@ def exception_info(traj: Trajectory) -> dict[str, Any] | None:
     }
 
 
+def agent_reference(traj: Trajectory) -> tuple[dict[str, Any], str]:
+    """(harbor `AgentConfig`, `agent_info.name`) of a run. A harness of ours that harbor does not know is named
+    by its import path, its `agent_info` by harbor's Terminus 2; a run without steps keeps the harness's own
+    name there (no trajectory for harbor's tools to read, and nothing else to tell `rsr ingest` the harness)."""
+    harness = HARNESSES.get(traj.harness)
+    if harness is None or traj.harness == HARBOR_AGENT:
+        return {"name": traj.harness, "model_name": traj.model}, traj.harness
+    config = {
+        "name": None,
+        "import_path": f"{harness.__module__}:{harness.__name__}",
+        "model_name": traj.model,
+    }
+    return config, HARBOR_AGENT if traj.steps else traj.harness
+
+
 def trial_result(
     job_dir: Path, traj: Trajectory, task_name: str, trial_name: str, task_dir: Path | None = None
 ) -> dict[str, Any]:
     """A trial's result.json (harbor's `TrialResult`); `job_dir` is where the job lives once written."""
     task_config, task_id = task_reference(task_name, task_dir)
     costs = [s.cost_usd for s in traj.steps if s.cost_usd is not None]
-    agent_info: dict[str, Any] = {"name": traj.harness, "version": traj.agent_version or "unknown"}
+    agent_config, agent_name = agent_reference(traj)
+    agent_info: dict[str, Any] = {"name": agent_name, "version": traj.agent_version or "unknown"}
     agent_info["model_info"] = (
         {"name": traj.model, "provider": "scripted" if traj.scripted else "openai"} if traj.model else None
     )
@@ -125,7 +152,7 @@ def trial_result(
             "task": task_config,
             "trial_name": trial_name,
             "trials_dir": str(job_dir),
-            "agent": {"name": traj.harness, "model_name": traj.model},
+            "agent": agent_config,
             "environment": {"type": "docker"},
             "job_id": harbor_id(job_dir.name),
         },

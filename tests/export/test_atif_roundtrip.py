@@ -9,7 +9,7 @@ from rsr_core.ingest.runner import ingest_paths
 from rsr_core.models import Command, Step, Trajectory
 from rsr_core.store import Store
 from rsr_core.store.pipeline import reviews_of, rewrite_status, transfer_of
-from tests.export.corpus import add_rewrite, trajectory
+from tests.export.corpus import CONFIRM, add_rewrite, trajectory
 
 ALL = ExportFilters(kinds=["rewrite", "discovery", "eval"], all_trajectories=True)
 
@@ -132,8 +132,11 @@ def test_archive_files_carry_the_provenance_convention(tmp_path):
     }
     assert rsr["transfer_check"]["answer_transfer"] is False and rsr["reviews"][0]["decision"] == "approve"
     guidance = [s for s in doc["steps"] if (s.get("extra") or {}).get("rsr_private_guidance")]
-    control = [s for s in doc["steps"] if (s.get("extra") or {}).get("harness_control")]
-    assert len(guidance) == 1 and len(control) == 1
+    # the "are you sure?" question is written inside the observation of the claim, as harbor's Terminus 2 does
+    claim = doc["steps"][4]
+    assert claim["extra"]["rsr_harness_steps"] == [{"message": CONFIRM}]
+    assert claim["observation"]["results"][0]["content"] == "root@box:/app# \n\n" + CONFIRM
+    assert len(guidance) == 1 and not any((s.get("extra") or {}).get("harness_control") for s in doc["steps"])
     calls = doc["steps"][3]["tool_calls"]
     assert calls[0]["function_name"] == "bash_command" and calls[0]["arguments"] == {
         "keystrokes": "ls -la\n",
