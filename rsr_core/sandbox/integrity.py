@@ -1,50 +1,52 @@
-"""Did a run change the verifier's own ground? Decided on the engine's filesystem diff of the agent's container.
+"""Did a run change how the verifier's programs load? Decided on the engine's filesystem diff of the agent's
+container.
 
 The diff is what the engine reports (`docker diff`), read from outside: nothing the agent runs can hide an
-entry from it. A run is `verifier_tampered` when an entry (added, changed or deleted) falls on the ground:
+entry from it. The rule is not a list of tricks but of the places that decide what the verifier's programs
+load: in those places every change counts (`verifier_tampered`) unless it is one of the few forms named
+below that cannot change what the tests' runners load. Everywhere else (the task's work area, /app, /opt,
+/tmp, a user's ~/.bashrc, …) nothing counts.
 
-1. `/tests` and `/logs/verifier` and everything under them, and `/logs` when it is no longer a directory.
-2. Commands, found on the image's PATH as the container holds it after the run, every candidate on PATH (so a
-   new /usr/local/bin/pytest that shadows /usr/bin/pytest counts) and every symlink hop to the file:
-   the verifier's own tools (sh, bash, env, timeout, sleep, rm), the runners (python, python3, pytest,
-   py.test), every command the task's test scripts call by name or path, and the interpreter named on the
-   `#!` line of each of those that is a script. PATH is the image's, with the directories the test scripts
-   put on it first (`PATH=…`, and with uv/uvx ~/.local/bin and ~/.cargo/bin, where uv's installer puts uv,
-   uvx and the `env` file harbor's test.sh sources, and the bin directory of a virtual environment whose
-   `activate` they source); every file a test script sources (`source`/`.`, with `$HOME` expanded, a
-   relative path taken in the working directory and each directory the scripts `cd` into) is ground too.
-3. The dynamic loader and libc: /etc/ld.so.preload, /etc/ld.so.conf and ld.so.conf.d, /etc/ld.so.cache
-   (unless the package manager ran: dpkg's status changed too, as every library install does), and the
-   loader, libc, libm, libpthread, libdl and librt in the library directories; every shared library there
-   changed or deleted (bash loads libtinfo, python libz and libexpat: a replaced one runs its constructor
-   in them; a package upgrade that replaces one counts too), and /etc/nsswitch.conf with any `libnss_*`
-   module (glibc loads the modules it names when a runner looks up a user, as bash does at start).
-4. Python startup hooks: a sitecustomize/usercustomize module anywhere; in the site directories of the
-   pythons on PATH (and /usr, /usr/local, ~/.local): a `.pth` file with an executable line (other than the
-   exact lines setuptools writes: distutils-precedence and namespace-package `-nspkg.pth`), a sourceless
-   top-level `.pyc`; any change to those pythons' standard library or `lib/python3XY.zip` (on sys.path before
-   it); `<python>._pth` beside each python and `pyvenv.cfg` beside it or one level up (they replace sys.path
-   or the standard library); beside a Python script on the ground (its directory is sys.path's first entry)
-   a module or package named as the standard library, pytest or what pytest imports, and any distribution
-   (`*.dist-info`, `*.egg-info`).
-5. pytest itself: its packages (pytest, _pytest, pluggy, py, iniconfig), plugins (`pytest_*`, `pytest-*`,
-   and any package whose entry_points.txt registers `pytest11`), the same module names in the working
-   directory and the directories the test scripts `cd` into (where `python -m pytest` looks first; there and
-   in the directories a `.pth` file the run added or changed puts on sys.path, also a distribution's
-   entry_points.txt that registers `pytest11`; in the latter also what pytest imports: attrs, packaging, …),
-   and a conftest.py, pytest.ini, .pytest.ini,
-   pyproject.toml, tox.ini or setup.cfg in `/` (the only directory above /tests, where pytest looks).
-6. System shell startup files: /etc/profile, /etc/profile.d/, /etc/bash.bashrc.
-7. With uv/uvx in the test scripts: uv's cache and managed pythons (~/.cache/uv, ~/.local/share/uv).
+1. The verifier's own places: `/tests`, `/logs/verifier` and everything under them, `/logs` when it is no
+   longer a directory.
+2. Programs: every candidate on PATH for the verifier's tools (sh, bash, env, timeout, sleep, rm, ldconfig),
+   the runners (python, python3, pytest, py.test), every command the test scripts call by name or path and
+   the `#!` interpreter of each that is a script, with every symlink hop. PATH is the image's, with what the
+   test scripts put first (`PATH=…`; with uv/uvx ~/.local/bin and ~/.cargo/bin, where uv's installer puts
+   uv, uvx and the `env` file harbor's test.sh sources; the bin directory of a venv whose `activate` they
+   source); every file they source is ground too. Ordinary: a link named as a Python (`python`, `python3`,
+   `python3.N`) the run added that ends at an unchanged Python of the image (another name for it).
+3. The dynamic loader: /etc/ld.so.preload, ld.so.conf and ld.so.conf.d; the loader, libc, libm, libpthread,
+   libdl and librt; every shared library in the library directories changed or deleted; NSS modules and
+   /etc/nsswitch.conf. The loader cache is judged by what it resolves: any library name of the image that
+   the cache the run left, or a cache rebuilt from the run's filesystem, gives another file is ground
+   (loader_check.py, run before the tests). Ordinary: a library under a name of its own, `ldconfig` run.
+4. Python's start: a sitecustomize/usercustomize anywhere; in the site directories of the pythons on PATH
+   (and /usr, /usr/local, ~/.local): a `.pth` file with an executable line (other than the exact lines
+   setuptools writes: distutils-precedence, and the namespace-package line importing exactly importlib.util
+   and importlib.machinery), a sourceless top-level `.pyc`, pytest, its plugins (`pytest_*`, `pytest-*`, an
+   entry_points.txt registering `pytest11`) and what a passing pytest session imports (pluggy, iniconfig, py,
+   attr/attrs, packaging, exceptiongroup, tomli), any change to the standard library, `lib/python3XY.zip`,
+   `<python>._pth` and `pyvenv.cfg`. In a directory a `.pth` line the run wrote puts on sys.path: pytest and
+   what it imports. Ordinary: other packages pip or apt install (one bringing pygments, which pytest imports
+   only to show a failure, included) and plain `.pth` path lines.
+5. The directories the tests run in (the working directory, those the test scripts `cd` into: first on
+   sys.path for `python -m pytest`) and the directory of a Python script on the ground: a module or regular
+   package named as pytest, what it imports or a standard-library module a pytest session imports (beside a
+   script on the ground: any standard-library name, and any distribution); a `pytest11` entry point; and a
+   conftest.py, pytest.ini, .pytest.ini, pyproject.toml, tox.ini or setup.cfg in `/` (above /tests).
+   Ordinary: a directory without `__init__` (a namespace portion never shadows a module or regular package),
+   other module names (`test.py`, `utils.py`), bytecode in `__pycache__` (`name.tag.pyc`, never read: the
+   tests run with a fresh PYTHONPYCACHEPREFIX; any other file there is judged like the rest).
+6. Configuration of the tools the test scripts call: apt and dpkg hooks with apt-get/dpkg, pip and uv
+   configuration with pip/uv/uvx, curl, wget and git configuration files; uv's cache and managed pythons
+   with uv/uvx. The system shell's startup files (/etc/profile, profile.d, bash.bashrc, /etc/environment)
+   only when a test script starts a login or interactive shell (`bash -l`, `su`, `sudo -i`) or reads them:
+   the verifier's own shell reads none.
 
-Ordinary work is not ground: files under /app or anywhere else, a package pip installs (its files, a plain
-`.pth` path line), a user's ~/.bashrc, Python bytecode caches. Several of these are also neutralised when
-the tests run (see verifier.py): a clean environment, no startup files, a fresh bytecode cache. Known gaps:
-stdlib-named modules the agent drops in the working directory, common libraries pytest imports (attrs,
-packaging) installed or changed in a site directory (a pip upgrade does as much), the agent's own code that
-the tests import (it runs inside pytest and may end it with status 0), and processes the tests themselves
-start from the agent's code. A task whose goal is to change
-part of the ground lists it in `[verifier] allow_changes` (exact path or directory prefix).
+Left to the second verdict (verifier.py, pytest_verdict.py): the agent's own code that the tests import or
+run. A task whose goal is to change part of the ground lists it in `[verifier] allow_changes` (exact path or
+directory prefix).
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ from rsr_core.sandbox.script_commands import (
     command_words,
     directories_entered,
     path_additions,
+    reads_shell_profiles,
     sourced_files,
 )
 
@@ -68,14 +71,27 @@ MAX_STORED_PATHS = 2000
 MAX_HOOK_FILE = 64 * 1024
 KINDS = {0: "changed", 1: "added", 2: "deleted"}
 GROUND_DIRS = ("/tests", "/logs/verifier")
-VERIFIER_TOOLS = ("sh", "bash", "env", "timeout", "sleep", "rm")
+VERIFIER_TOOLS = ("sh", "bash", "env", "timeout", "sleep", "rm", "ldconfig")
 TEST_RUNNERS = ("python", "python3", "pytest", "py.test")
 SYSTEM_FILES = {
-    "/etc/ld.so.preload", "/etc/ld.so.conf", "/etc/profile", "/etc/bash.bashrc",
+    "/etc/ld.so.preload", "/etc/ld.so.conf",
     "/conftest.py", "/pytest.ini", "/.pytest.ini", "/pyproject.toml", "/tox.ini", "/setup.cfg",
     "/etc/nsswitch.conf",
 }  # fmt: skip
-SYSTEM_DIRS = ("/etc/ld.so.conf.d", "/etc/profile.d")
+SYSTEM_DIRS = ("/etc/ld.so.conf.d",)
+PROFILE_FILES = {"/etc/profile", "/etc/bash.bashrc", "/etc/environment"}
+PROFILE_DIRS = ("/etc/profile.d",)
+# Configuration that makes a tool the tests call run other code (apt and dpkg hooks, a package index or a
+# Python for pip and uv, a config file curl, wget or git read): ground when the test scripts call the tool.
+TOOL_CONFIG = {
+    ("apt", "apt-get", "aptitude", "dpkg"): ("/etc/apt/apt.conf", "/etc/apt/apt.conf.d", "/etc/dpkg/dpkg.cfg",
+                                             "/etc/dpkg/dpkg.cfg.d"),
+    ("pip", "pip3", "uv", "uvx"): ("/etc/pip.conf", "/etc/xdg/pip", "~/.pip", "~/.config/pip", "/etc/uv",
+                                   "/etc/xdg/uv", "~/.config/uv"),
+    ("curl",): ("/etc/curlrc", "~/.curlrc", "~/.config/curlrc"),
+    ("wget",): ("/etc/wgetrc", "~/.wgetrc"),
+    ("git",): ("/etc/gitconfig", "~/.gitconfig", "~/.config/git"),
+}  # fmt: skip
 ENGINE_MOUNTS = ("/etc/hosts", "/etc/hostname", "/etc/resolv.conf", "/dev", "/proc", "/sys", "/sbin/docker-init",
                  "/usr/sbin/docker-init", "/.dockerenv")  # fmt: skip
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -89,7 +105,6 @@ _PYLIB = re.compile(r"/lib/python3[^/]*/")
 _PYTEST_TOP = re.compile(
     r"^(pytest|_pytest|pluggy|py|iniconfig)(\.py|-[^/]*\.(dist|egg)-info)?$|^pytest[_-]", re.I
 )
-_SHADOW = re.compile(r"^(pytest|_pytest|pluggy|py|iniconfig)(\.py)?$")
 _STDLIB_ZIP = re.compile(r"^/lib/python3\d*\.zip$")
 _MODULE_FILE = re.compile(r"^[A-Za-z_]\w*(\.[\w-]+)?\.(py|pyc|so)$")
 # What a Python runner imports: the standard library, pytest and what pytest imports.
@@ -98,6 +113,31 @@ _PYTEST_IMPORTS = {
     "colorama", "pygments", "sitecustomize", "usercustomize",
 }  # fmt: skip
 _RUNNER_IMPORTS = frozenset(sys.stdlib_module_names) | _PYTEST_IMPORTS
+# The standard-library modules a pytest session imports (measured: a one-test session under Debian's Python
+# 3.11 with pytest 7.2, and under pytest 8 with xdist, asyncio and hypothesis plugins): what a module of that
+# name in the directory the tests run in (first on sys.path for `python -m pytest`) would replace. Other
+# standard names there (a `test.py`, a `cmd2/`) are the project's own business.
+_SESSION_STDLIB = frozenset(
+    """__future__ _abc _ast _asyncio _bisect _blake2 _bz2 _codecs _collections _collections_abc _compression
+    _contextvars _csv _datetime _decimal _elementtree _frozen_importlib _frozen_importlib_external _functools
+    _hashlib _heapq _imp _io _json _locale _lzma _opcode _operator _posixsubprocess _queue _random _sha512
+    _signal _sitebuiltins _socket _sre _ssl _stat _string _struct _thread _typing _uuid _warnings _weakref
+    _weakrefset abc argparse array ast asyncio atexit base64 bdb binascii bisect bz2 calendar cmd code codecs
+    codeop collections concurrent contextlib contextvars copy copyreg csv dataclasses datetime decimal difflib
+    dis email encodings enum errno faulthandler fcntl fnmatch functools gc genericpath gettext glob hashlib
+    heapq html importlib inspect io ipaddress itertools json keyword linecache locale logging lzma marshal math
+    ntpath numbers opcode operator os pathlib pdb platform posix posixpath pprint pyexpat queue quopri random re
+    readline reprlib runpy select selectors shlex shutil signal site socket ssl stat string struct subprocess
+    tempfile textwrap threading time token tokenize tomllib traceback types typing unicodedata unittest urllib
+    uuid warnings weakref xml zipfile zipimport zlib""".split()  # noqa: SIM905 (a list of 150 names)
+)
+_SESSION_IMPORTS = _SESSION_STDLIB | _PYTEST_IMPORTS
+# Imported only to show a failure (highlighting, Windows colours), which the verifier's pytest record reports
+# anyway: a package that brings them along (rich brings pygments) is ordinary work.
+_SITE_IMPORTS = _PYTEST_IMPORTS - {"pygments", "colorama"}
+_TAGGED_PYC = re.compile(r"^[^.]+\.[\w-]+(\.opt-\d+)?\.pyc$")
+_PYTHON_ALIAS = re.compile(r"^python(3(\.\d+)?)?$")
+_PYTHON_BINARY = re.compile(r"^python3\.\d+$")
 _HOOK_NAMES = {"sitecustomize.py", "usercustomize.py", "sitecustomize", "usercustomize"}
 _PTH_SETUPTOOLS = "import os; var = 'SETUPTOOLS_USE_DISTUTILS'; enabled = os.environ.get(var, 'local') == 'local'; enabled and __import__('_distutils_hack').add_shim(); "
 # setuptools' namespace-package line, with every quoted name replaced by 'N' (names are [\w.]+ only, so no
@@ -130,6 +170,19 @@ class IntegrityReport:
         """The run changed the verifier's ground."""
         return bool(self.ground)
 
+    def add_ground(self, paths: list[str], task: Task) -> None:
+        """Ground found after the diff was read (a library name taken over, loader_check.py)."""
+        allow = [a for a in task.verifier_allow_changes if a.startswith("/")]
+        stored = {c.path: c for c in self.changed_paths}
+        for path in paths:
+            if path in stored:
+                stored[path].verifier_ground = True
+            else:
+                self.changed_paths.insert(0, ChangedPath(path=path, change="added", verifier_ground=True))
+            target = self.allowed if _under(path, allow) else self.ground
+            if path not in target:
+                target.append(path)
+
     def extra(self) -> dict:
         """What the trajectory's `extra` keeps about the diff."""
         out: dict = {"changed_paths_total": self.total, "changed_paths_stored": len(self.changed_paths)}
@@ -154,14 +207,22 @@ class Ground:
     """Directories the `.pth` files the run added or changed put on `sys.path`."""
     cwds: set[str] = field(default_factory=set)
     """Directories the tests may run in: the working directory and those the test scripts `cd` into."""
+    aliases: set[str] = field(default_factory=set)
+    """Links the run added that only name an unchanged Python of the image (`python` → python3.11)."""
+    profiles: bool = False
+    """The test scripts start a shell that reads the system's startup files."""
 
 
 def _under(path: str, prefixes: Iterable[str]) -> bool:
     return any(path == p or path.startswith(p.rstrip("/") + "/") for p in prefixes)
 
 
-def resolve_ground(fs: ContainerFS, task: Task, env: dict[str, str], workdir: str) -> Ground:
-    """Resolve the ground in the container as the run left it (symlinks and PATH as they are now)."""
+def resolve_ground(
+    fs: ContainerFS, task: Task, env: dict[str, str], workdir: str, changed: dict[str, str] | None = None
+) -> Ground:
+    """Resolve the ground in the container as the run left it (symlinks and PATH as they are now); `changed`
+    is the run's diff (path → kind)."""
+    changed = changed or {}
     home = env.get("HOME") or "/root"
     names = {*VERIFIER_TOOLS, *TEST_RUNNERS}
     paths: set[str] = set()
@@ -189,6 +250,7 @@ def resolve_ground(fs: ContainerFS, task: Task, env: dict[str, str], workdir: st
             if real not in path_dirs:
                 path_dirs.append(real)
     exact: set[str] = set(SYSTEM_FILES)
+    aliases: set[str] = set()
     pythons: set[str] = set()
     script_dirs: set[str] = set()
     todo = [posixpath.join(d, n) for n in sorted(names) for d in path_dirs] + sorted(paths)
@@ -200,6 +262,7 @@ def resolve_ground(fs: ContainerFS, task: Task, env: dict[str, str], workdir: st
         seen.add(candidate)
         hops = fs.chain(candidate)
         exact.update(hops)
+        aliases |= _python_aliases(hops, changed)
         if any(posixpath.basename(h).startswith("python") for h in hops):
             pythons.update(hops)
         interpreters = _interpreters(fs, hops[-1], path_dirs)
@@ -214,11 +277,36 @@ def resolve_ground(fs: ContainerFS, task: Task, env: dict[str, str], workdir: st
     prefixes = [*GROUND_DIRS, *SYSTEM_DIRS]
     if names & {"uv", "uvx"}:
         prefixes += [f"{home}/.cache/uv", f"{home}/.local/share/uv"]
+    for tools, places in TOOL_CONFIG.items():
+        if names & set(tools):
+            prefixes += [re.sub(r"^~(?=/)", home, p) for p in places]
+    profiles = any(reads_shell_profiles(s) for s in scripts)
     python_prefixes = {"/usr", "/usr/local", f"{home}/.local"}
     python_prefixes |= {posixpath.dirname(posixpath.dirname(p)) for p in pythons}
     return Ground(
-        exact, tuple(prefixes), python_prefixes, workdir.rstrip("/") or "/", script_dirs, cwds=set(cwds)
+        exact - aliases,
+        tuple(prefixes),
+        python_prefixes,
+        workdir.rstrip("/") or "/",
+        script_dirs,
+        cwds=set(cwds),
+        aliases=aliases,
+        profiles=profiles,
     )
+
+
+def _python_aliases(hops: list[str], changed: dict[str, str]) -> set[str]:
+    """The added links of a lookup that end at an unchanged Python of the image, each named as a Python
+    (`ln -s /usr/bin/python3 /usr/local/bin/python`): another name for the same interpreter."""
+    if len(hops) < 2 or not _PYTHON_BINARY.match(posixpath.basename(hops[-1])) or hops[-1] in changed:
+        return set()
+    out: set[str] = set()
+    for hop in hops[:-1]:
+        if changed.get(hop) == "added" and _PYTHON_ALIAS.match(posixpath.basename(hop)):
+            out.add(hop)
+        elif hop in changed:
+            return set()  # a hop of the image's was changed: not a mere second name
+    return out
 
 
 def _interpreters(fs: ContainerFS, path: str, path_dirs: list[str]) -> list[str]:
@@ -239,38 +327,40 @@ def is_ground(path: str, kind: str, ground: Ground, fs: ContainerFS, changed: di
     """Whether one diff entry falls on the ground (see the module docstring for the list)."""
     if path in ground.exact or _under(path, ground.prefixes):
         return True
+    if path in PROFILE_FILES or _under(path, PROFILE_DIRS):
+        return ground.profiles  # read only by a login or interactive shell, which the verifier does not start
     if path == "/logs":
         st = fs.stat(path)
         return st is not None and not st.is_dir
     if path == "/etc/ld.so.cache":
-        return "/var/lib/dpkg/status" not in changed
+        return False  # what it resolves is compared with the image's (loader_check.py)
     if _LIBC.match(path):
         return True
     lib = _SHARED_LIB.match(path)
     if lib and (kind != "added" or lib["name"].startswith("libnss_")):
         return True  # a library the runners load replaced (its constructor runs in them), or an NSS module
     parts = path.split("/")
-    if "__pycache__" in parts:
-        return False  # never read: the tests run with a fresh PYTHONPYCACHEPREFIX
+    if len(parts) > 2 and parts[-2] == "__pycache__" and _TAGGED_PYC.match(parts[-1]):
+        return False  # bytecode beside its source: never read, the tests run with a fresh PYTHONPYCACHEPREFIX
     if any(p in _HOOK_NAMES or p in ("sitecustomize.pyc", "usercustomize.pyc") for p in parts):
         return True
     for cwd in ground.cwds | {ground.workdir}:
         base = cwd.rstrip("/") + "/"
-        if path.startswith(base) and _SHADOW.match(path[len(base) :].split("/", 1)[0]):
+        if path.startswith(base) and _shadows(path, base, _SESSION_IMPORTS, fs, changed):
             return True  # `python -m pytest` imports from the working directory first
         if path.startswith(base) and _entry_point_file(path[len(base) :]) and _registers_plugin(fs, path):
             return True  # …and reads the distributions there: a `pytest11` entry point is a plugin
     for d in ground.script_dirs:
-        rest = path[len(d.rstrip("/")) + 1 :] if path.startswith(d.rstrip("/") + "/") else ""
-        top = rest.split("/", 1)[0]
-        if top.endswith((".dist-info", ".egg-info")) or (
-            (_MODULE_FILE.match(top) or "/" in rest) and top.split(".", 1)[0] in _RUNNER_IMPORTS
+        base = d.rstrip("/") + "/"
+        rest = path[len(base) :] if path.startswith(base) else ""
+        if rest.split("/", 1)[0].endswith((".dist-info", ".egg-info")) or (
+            rest and _shadows(path, base, _RUNNER_IMPORTS, fs, changed)
         ):
             return True  # a module, package or distribution beside a Python script on the ground shadows its import
     for root in ground.pth_roots:
         rest = path[len(root.rstrip("/")) + 1 :] if path.startswith(root.rstrip("/") + "/") else ""
         top = rest.split("/", 1)[0]
-        if rest and (_PYTEST_TOP.match(top) or top.split(".", 1)[0] in _PYTEST_IMPORTS):
+        if rest and (_PYTEST_TOP.match(top) or _module_name(top) in _PYTEST_IMPORTS):
             return True  # pytest and what it imports, in a directory a new `.pth` line puts on sys.path
         if _entry_point_file(rest) and _registers_plugin(fs, path):
             return True
@@ -291,8 +381,8 @@ def _python_ground(path: str, kind: str, ground: Ground, fs: ContainerFS) -> boo
     if site not in ("site-packages", "dist-packages"):
         return bool(rest)  # the standard library itself
     top = inner.split("/", 1)[0]
-    if _PYTEST_TOP.match(top):
-        return True
+    if _PYTEST_TOP.match(top) or _module_name(top) in _SITE_IMPORTS:
+        return True  # pytest, its plugins and what a passing session imports (an upgrade of one counts too)
     if kind == "deleted":
         return False
     if inner == top and top.endswith(".pyc"):
@@ -302,6 +392,34 @@ def _python_ground(path: str, kind: str, ground: Ground, fs: ContainerFS) -> boo
     if path.endswith(".dist-info/entry_points.txt") or path.endswith(".egg-info/entry_points.txt"):
         return _registers_plugin(fs, path)
     return False
+
+
+def _module_name(top: str) -> str:
+    """The import name a top-level entry of a sys.path directory provides (`attr`, `attr.py`,
+    `attr.cpython-311-x86_64-linux-gnu.so`, `attrs-22.2.0.dist-info` → attr / attrs)."""
+    return re.split(r"[.-]", top, maxsplit=1)[0]
+
+
+def _shadows(path: str, base: str, names: frozenset[str], fs: ContainerFS, changed: dict[str, str]) -> bool:
+    """`path` is, or lies in, a module or regular package named in `names` at the top of sys.path directory
+    `base`. A directory without `__init__` is a namespace portion, which never shadows a module or a regular
+    package found anywhere on sys.path."""
+    rest = path[len(base) :]
+    top, _, inner = rest.partition("/")
+    name = _module_name(top)
+    if name not in names:
+        return False
+    if _MODULE_FILE.match(top) and not inner:
+        return True
+    if "." in top:
+        return False
+    package = base + top
+    st = fs.stat(package)
+    if st is None or not st.is_dir:
+        return False  # an extensionless file is no module
+    return any(
+        p.startswith(package + "/__init__.") for p, kind in changed.items() if kind != "deleted"
+    ) or any(fs.stat(f"{package}/__init__.{ext}") is not None for ext in ("py", "pyc"))
 
 
 def _entry_point_file(rest: str) -> bool:
@@ -347,6 +465,8 @@ def _pth_roots(entries: list[tuple[str, str]], ground: Ground, fs: ContainerFS) 
 
 
 def _nspkg(line: str) -> bool:
+    if re.findall(r"__import__\(\s*([^)]*?)\s*\)", line) != ["'importlib.util'", "'importlib.machinery'"]:
+        return False  # setuptools' line imports exactly these; another name would run that module
     shape = re.sub(r"'[\w.]+'", "'N'", line.strip())
     shape = re.sub(r"\*\('N'(, 'N')*,?\)", "*('N',)", shape)
     return shape in (_NSPKG, _NSPKG + _NSPKG_SUFFIX)
@@ -358,7 +478,7 @@ def check_integrity(
     """Classify every diff entry; the stored list keeps all ground entries and is capped for the rest."""
     entries = [(p, KINDS.get(k, "changed")) for p, k in diff if not _under(p, ENGINE_MOUNTS)]
     changed = dict(entries)
-    ground = resolve_ground(fs, task, env, workdir)
+    ground = resolve_ground(fs, task, env, workdir, changed)
     ground.pth_roots = _pth_roots(entries, ground, fs)
     allow = [a for a in task.verifier_allow_changes if a.startswith("/")]
     hits: list[ChangedPath] = []

@@ -114,3 +114,15 @@ def path_additions(script: str, home: str) -> list[str]:
             if d and d not in dirs:
                 dirs.append(d.rstrip("/") or "/")
     return dirs
+
+
+_LOGIN = re.compile(
+    r"\b(?:ba|z|da|k)?sh\s+(?:-[A-Za-z]*[li][A-Za-z]*\b|--login\b)|\b(?:su|login|runuser)\b|\bsudo\s+-[A-Za-z]*i"
+    r"|/etc/profile|/etc/bash\.bashrc|\bBASH_ENV\b|\bENV="
+)
+
+
+def reads_shell_profiles(script: str) -> bool:
+    """The script starts a shell that reads the system's startup files (a login or interactive shell, `su`,
+    `sudo -i`, `BASH_ENV`/`ENV`) or reads them itself."""
+    return bool(_LOGIN.search(_COMMENT.sub(r"\1", script)))

@@ -4,7 +4,8 @@ The agent is root in its sandbox, so stopping its processes one by one (the tmux
 nohup'd loops, processes that ignore SIGTERM, a fork bomb outrunning `kill`) is a race the verifier could
 lose. Instead the agent's container is frozen (the cgroup freezer stops every process at once), its
 filesystem diff is read from the engine and checked for changes to the verifier's ground (integrity.py),
-and the container is committed; the hidden tests then run in a new container started from that commit with
+and the container is committed; before the tests, the library names the loader resolves are compared with the
+image's (loader_check.py); the hidden tests then run in a new container started from that commit with
 the image's entrypoint replaced by the keepalive loop. A commit carries the filesystem and nothing else: no
 process can survive it. What it does not carry either: tmpfs mounts (the sandbox mounts none besides the
 engine's own /dev/shm, so files the agent left in /dev/shm are not seen by the tests) and the engine-managed
@@ -25,7 +26,8 @@ import docker.errors
 from rsr_core.errors import SandboxFailure
 from rsr_core.models import ChangedPath, Task
 from rsr_core.sandbox.docker_sandbox import DockerSandbox
-from rsr_core.sandbox.integrity import IntegrityReport, check_integrity
+from rsr_core.sandbox.integrity import KINDS, IntegrityReport, check_integrity
+from rsr_core.sandbox.loader_check import image_cache, loader_ground, needs_check
 from rsr_core.sandbox.verifier import DEFAULT_VERIFIER_TIMEOUT_S, VerifierResult, image_config, run_verifier
 
 VERIFIER_BUDGET_SLACK_S = 300.0
@@ -92,7 +94,8 @@ def verify_run(
     try:
         try:
             env, workdir = image_config(sandbox)
-            report = check_integrity(sandbox.diff(), sandbox.fs, task, env, workdir)
+            diff = sandbox.diff()
+            report = check_integrity(diff, sandbox.fs, task, env, workdir)
         except (docker.errors.DockerException, OSError, tarfile.TarError) as exc:
             raise SandboxFailure(f"cannot read the sandbox's filesystem: {exc}") from None
         if not run_tests:
@@ -105,6 +108,10 @@ def verify_run(
     try:
         if not keep_agent:
             sandbox.remove()
+        entries = [(p, KINDS.get(k, "changed")) for p, k in diff]
+        if needs_check(entries):
+            changed = {p for p, _ in entries}
+            report.add_ground(loader_ground(image_cache(sandbox), verifier, changed), task)
         result = run_verifier(verifier, task)
     finally:
         verifier.remove()

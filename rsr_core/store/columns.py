@@ -352,6 +352,7 @@ TASK_SCHEMA = pa.schema(
         ("allow_internet", pa.bool_()),
         ("storage_mb", pa.int32()),
         ("pids_limit", pa.int32()),
+        ("max_files", pa.int32()),
         ("cap_add", pa.list_(_S)),
         ("agent_timeout_sec", pa.float64()),
         ("verifier_timeout_sec", pa.float64()),

@@ -334,4 +334,32 @@ MIGRATIONS.append(
     )
 )
 
+MIGRATIONS.append(
+    (
+        6,
+        "the task's file budget",
+        """
+        -- `[environment] max_files` of task.toml: files and directories the sandbox may write (NULL: default).
+        ALTER TABLE tasks ADD COLUMN max_files INTEGER;
+        """,
+    )
+)
+
+MIGRATIONS.append(
+    (
+        7,
+        "ingest signatures",
+        """
+        -- What `rsr ingest` read (rsr_core/store/ingest_signatures.py): per unit, by resolved path, the signature
+        -- of its files when read and the trajectory they became; an unchanged unit is not read again.
+        CREATE TABLE ingest_signatures (
+            unit_path VARCHAR PRIMARY KEY,
+            signature VARCHAR NOT NULL,
+            trajectory_id VARCHAR NOT NULL,
+            content_hash VARCHAR NOT NULL
+        );
+        """,
+    )
+)
+
 LATEST_VERSION = MIGRATIONS[-1][0]

@@ -229,6 +229,7 @@ def get_task(cur: duckdb.DuckDBPyConnection, task_id: str, with_hidden: bool = F
         "allow_internet",
         "storage_mb",
         "pids_limit",
+        "max_files",
         "cap_add",
         "agent_timeout_sec",
         "verifier_timeout_sec",

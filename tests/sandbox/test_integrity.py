@@ -43,7 +43,6 @@ TAMPERING = {
     "sh's target replaced": ("rm /usr/bin/dash && cp /bin/true /usr/bin/dash", "/usr/bin/dash"),
     "a command test.sh calls": ("cp /bin/true /usr/bin/echo", "/usr/bin/echo"),
     "ld.so.preload": ("echo /tmp/lie.so > /etc/ld.so.preload", "/etc/ld.so.preload"),
-    "ld.so.cache by hand": ("touch /etc/ld.so.cache", "/etc/ld.so.cache"),
     "libm": ("touch /usr/lib/x86_64-linux-gnu/libm.so.6", "/usr/lib/x86_64-linux-gnu/libm.so.6"),
     "a library python loads, re-linked": (
         "ln -sfn /opt/lie.so /usr/lib/x86_64-linux-gnu/libz.so.1",
@@ -80,7 +79,6 @@ TAMPERING = {
         "mkdir -p /app/_pytest && touch /app/_pytest/__init__.py",
         "/app/_pytest",
     ),
-    "system profile": ("echo 'export X=1' >> /etc/profile", "/etc/profile"),
 }
 
 
