@@ -4,7 +4,7 @@ from __future__ import annotations
 
 KINDS: tuple[str, ...] = ("discovery", "rewrite", "eval")
 """Trajectory kinds: a harness solving a task, an Executor run from a runbook, an evaluation run."""
-EXPORT_FORMATS: tuple[str, ...] = ("sft-jsonl", "sharegpt", "parquet", "atif")
+EXPORT_FORMATS: tuple[str, ...] = ("sft-jsonl", "sharegpt", "parquet", "atif", "hf")
 """What `rsr export` writes."""
 RUNBOOK_STATUSES: tuple[str, ...] = (
     "critic_pending",

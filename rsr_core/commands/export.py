@@ -1,9 +1,11 @@
-"""`rsr export`: fine-tuning data (SFT chat JSONL, ShareGPT, Parquet, ATIF), only what should train."""
+"""`rsr export`: fine-tuning data (SFT chat JSONL, ShareGPT, Parquet, a Hugging Face dataset directory, ATIF), only
+what should train."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from rsr_core.commands.common import TerminalProgress, add_db, add_json, emit, open_store
@@ -41,24 +43,42 @@ def _kinds(text: str) -> list[str]:
     return kinds
 
 
+def _checked(check: str) -> Callable[[str], str]:
+    """An argparse type from a card metadata check of rsr_core.export.models (its ValueError becomes argparse's
+    one-line error); imported when an argument is parsed, so that building the parser stays light."""
+
+    def parse(text: str) -> str:
+        from rsr_core.export import models
+
+        checker: Callable[[str], str] = getattr(models, check)
+        try:
+            return checker(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return parse
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the command."""
     p = sub.add_parser(
         "export",
-        help="write fine-tuning data: sft-jsonl, sharegpt, parquet or atif",
+        help="write fine-tuning data: sft-jsonl, sharegpt, parquet, hf or atif",
         description=(
             "Export what should train, with provenance: rewrites that passed the verifier, show no answer "
             "transfer and whose runbook no human rejected, plus terminus-2 discovery successes unchanged; never "
             "other harnesses' discovery runs, runs that tampered with the verifier or (unless "
             "--include-scripted) runs of the scripted demo model. Exact duplicates are dropped and a dataset card "
-            "is written with the output (<stem>.card.md beside a file, README.md inside an atif directory). An "
+            "is written with the output (<stem>.card.md beside a file, README.md inside an atif or hf directory). An "
             "existing output is replaced only with --force. --all turns the training filters off (archiving, "
             "moving data)."
         ),
     )
     p.add_argument("--format", required=True, choices=FORMATS, help="output format")
     p.add_argument(
-        "--out", required=True, help="output file (a new or empty directory for atif; ShareGPT .json = array)"
+        "--out",
+        required=True,
+        help="output file (a new or empty directory for atif and hf; ShareGPT .json = array)",
     )
     p.add_argument(
         "--kind",
@@ -97,6 +117,33 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="training filters off: every selected trajectory (atif: every step, with verdicts and reviews)",
     )
+    p.add_argument(
+        "--license",
+        type=_checked("check_license"),
+        default=None,
+        metavar="ID",
+        help="license id for the dataset card, e.g. apache-2.0 (default: none written)",
+    )
+    p.add_argument(
+        "--task-category",
+        dest="task_categories",
+        type=_checked("check_category"),
+        nargs="+",
+        action="extend",
+        default=None,
+        metavar="CATEGORY",
+        help="the card's Hub task categories (default: text-generation)",
+    )
+    p.add_argument(
+        "--tag",
+        dest="tags",
+        type=_checked("check_tag"),
+        nargs="+",
+        action="extend",
+        default=None,
+        metavar="TAG",
+        help="the card's Hub tags (default: rsr-studio agents terminal)",
+    )
     add_db(p)
     add_json(p)
     p.set_defaults(handler=export_cmd)
@@ -120,6 +167,7 @@ def describe(summary: ExportSummary) -> str:
 def export_cmd(args: argparse.Namespace, settings: Settings) -> int:
     """Run the export."""
     from rsr_core.export import ExportFilters, export
+    from rsr_core.export.models import CardMeta
 
     filters = ExportFilters(
         kinds=args.kind,
@@ -129,10 +177,17 @@ def export_cmd(args: argparse.Namespace, settings: Settings) -> int:
         include_scripted=args.include_scripted,
         keep_reasoning=args.reasoning == "keep",
     )
+    meta = CardMeta(license=args.license)
+    if args.task_categories is not None:
+        meta.task_categories = args.task_categories
+    if args.tags is not None:
+        meta.tags = args.tags
     store = open_store(args, settings, read_only=True)
     progress = TerminalProgress(args, "export", "trajectory")
     try:
-        summary = export(store, args.format, args.out, filters, on_progress=progress, force=args.force)
+        summary = export(
+            store, args.format, args.out, filters, on_progress=progress, force=args.force, meta=meta
+        )
     except OutputError as exc:
         print(f"rsr: {printable(str(exc))}", file=sys.stderr)
         return 1

@@ -1,16 +1,21 @@
-"""The dataset card written with an export (`<stem>.card.md` beside a file, README.md inside a directory): what is in it, how it was filtered, by whom and when."""
+"""The dataset card written with an export (`<stem>.card.md` beside a file, README.md inside a directory): what
+is in it, how it was filtered, by whom and when; for row exports a Hugging Face dataset card, whose YAML front
+matter names the data files (`configs`) and declares the features of the schema (rsr_core/export/schema.py)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-from rsr_core.export.models import ExportSummary, LeftOut
-from rsr_core.export.writers import CARD_MARKER
+from rsr_core.export.models import CardMeta, ExportSummary, LeftOut
+from rsr_core.export.schema import COLUMNS, Conversation, features_yaml
+from rsr_core.export.writers import CARD_MARKER, HF_DATA_FILE
 
 _COLUMNS = {
     "sft-jsonl": "`messages` [{role: system|user|assistant, content}]",
     "sharegpt": "`conversations` [{from: system|human|gpt, value}]",
     "parquet": "`messages` list<struct<role, content>>",
+    "hf": "`messages` list<struct<role, content>> (Parquet under `data/`)",
 }
 _REASONS = {
     "direct_terminus": "terminus-2 discovery runs excluded by `--no-include-direct-terminus`",
@@ -27,11 +32,48 @@ _REASONS = {
 
 
 def card_path(out: Path, fmt: str) -> Path:
-    """Where the dataset card goes: inside the output directory for ATIF, else `<stem>.card.md` beside the file
-    (the only file written beside an output)."""
-    if fmt == "atif":
+    """Where the dataset card goes: inside the output directory for atif and hf, else `<stem>.card.md` beside
+    the file (the only file written beside an output)."""
+    if fmt in ("atif", "hf"):
         return out / "README.md"
     return out.with_name(f"{out.stem}.card.md")
+
+
+def data_file(summary: ExportSummary) -> str | None:
+    """The data file the card's `configs` names, relative to the card; None for atif (no rows)."""
+    if summary.format == "atif":
+        return None
+    return HF_DATA_FILE if summary.format == "hf" else Path(summary.out).name
+
+
+def _quoted(value: str) -> str:
+    return json.dumps(value, ensure_ascii=False)  # a JSON string is a YAML double-quoted scalar
+
+
+def front_matter(summary: ExportSummary, meta: CardMeta) -> list[str]:
+    """The Hugging Face card metadata: license (when given), task categories, tags, `configs` (the train
+    split's data file) and `dataset_info.features`."""
+    path = data_file(summary)
+    if path is None:
+        return []
+    conversation: Conversation = "conversations" if summary.format == "sharegpt" else "messages"
+    lines = ["---"]
+    if meta.license:
+        lines.append(f"license: {_quoted(meta.license)}")
+    for key, values in (("task_categories", meta.task_categories), ("tags", meta.tags)):
+        if values:
+            lines += [f"{key}:", *(f"- {_quoted(v)}" for v in values)]
+    lines += [
+        "configs:",
+        "- config_name: default",
+        "  data_files:",
+        "  - split: train",
+        f"    path: {_quoted(path)}",
+        "dataset_info:",
+        *features_yaml(conversation),
+        "---",
+    ]
+    return lines
 
 
 def _data_line(name: str) -> str:
@@ -46,15 +88,13 @@ def _table(title: str, counts: dict[str, int], label: str) -> list[str]:
     return [*lines, ""]
 
 
-def render_card(summary: ExportSummary, data_file: str | None) -> str:
-    """The card's Markdown (with Hugging Face front matter naming the data file, when there is one)."""
+def render_card(summary: ExportSummary, meta: CardMeta | None = None) -> str:
+    """The card's Markdown, with Hugging Face front matter for a row export."""
     s, f = summary, summary.filters
-    lines: list[str] = []
-    if data_file:
-        lines += ["---", "configs:", "- config_name: default", f"  data_files: {data_file}", "---"]
+    lines = front_matter(summary, meta or CardMeta())
     lines += [CARD_MARKER, "", "# RSR Studio export", ""]
     lines += [
-        _data_line(Path(s.out).name),
+        _data_line(f"{Path(s.out).name}/{HF_DATA_FILE}" if s.format == "hf" else Path(s.out).name),
         f"- Format: `{s.format}`" + (f" ({s.atif_version})" if s.atif_version else ""),
         f"- Written: {s.created_at.isoformat(timespec='seconds')} by rsr-studio {s.tool_version}",
         f"- Rows: {s.exported} exported of {s.selected} selected; {s.duplicates} exact duplicates dropped; "
@@ -102,11 +142,15 @@ def render_card(summary: ExportSummary, data_file: str | None) -> str:
         ]
     else:
         lines += [
-            f"Each row: {_COLUMNS[s.format]}, and outside the messages `task_id`, `trajectory_id`, `kind`,",
-            "`harness`, `model`, `source_trajectory_id`, `runbook_id`, `reward`. Messages are the Terminus 2",
-            "conversation a model sees at inference: the prompt (instruction and initial terminal state),",
-            "assistant turns as Terminus 2 JSON, user turns as terminal observations. Runbooks, critic",
-            "dialogue, harness-control steps and RSR provenance never appear in messages.",
+            f"Each row: {_COLUMNS[s.format]}, and outside the messages:",
+            "",
+            "| column | type | what |",
+            "| --- | --- | --- |",
+            *(f"| `{c.name}` | {c.dtype} | {c.description} |" for c in COLUMNS),
+            "",
+            "Messages are the Terminus 2 conversation a model sees at inference: the prompt (instruction and",
+            "initial terminal state), assistant turns as Terminus 2 JSON, user turns as terminal observations.",
+            "Runbooks, critic dialogue, harness-control steps and RSR provenance never appear in messages.",
             "",
         ]
-    return "\n".join(lines)
+    return "\n".join(lines) + "\n"

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Literal, cast, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from rsr_core.formats.atif_write import ATIF_VERSION as ATIF_VERSION
 from rsr_core.vocabulary import EXPORT_FORMATS
 
-ExportFormat = Literal["sft-jsonl", "sharegpt", "parquet", "atif"]
+ExportFormat = Literal["sft-jsonl", "sharegpt", "parquet", "atif", "hf"]
 FORMATS: tuple[str, ...] = EXPORT_FORMATS
 
 
@@ -85,6 +86,61 @@ class LeftOut(_Model):
         return sum(self.model_dump().values())
 
 
+_LICENSE = re.compile(r"[a-z0-9][a-z0-9.+-]{0,63}")
+_CATEGORY = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
+_TAG = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}")
+
+
+def check_license(value: str) -> str:
+    """A Hugging Face license id as the Hub spells them (apache-2.0, cc-by-4.0, other, …)."""
+    if not _LICENSE.fullmatch(value):
+        raise ValueError(f"license {value!r}: expected a Hub license id such as apache-2.0 or cc-by-4.0")
+    return value
+
+
+def check_category(value: str) -> str:
+    """A Hugging Face task category (text-generation, question-answering, …)."""
+    if not _CATEGORY.fullmatch(value):
+        raise ValueError(
+            f"task category {value!r}: expected lower-case words joined by '-', e.g. text-generation"
+        )
+    return value
+
+
+def check_tag(value: str) -> str:
+    """A Hub tag: letters, digits and . _ + - (no spaces, at most 64 characters)."""
+    if not _TAG.fullmatch(value):
+        raise ValueError(f"tag {value!r}: expected letters, digits and . _ + - (at most 64 characters)")
+    return value
+
+
+class CardMeta(_Model):
+    """What the dataset card's Hugging Face metadata says beyond the data itself (`rsr export --license`,
+    `--task-category`, `--tag`)."""
+
+    license: str | None = None
+    """License id; none is written unless given (the data's license is its owner's call)."""
+    task_categories: list[str] = Field(default_factory=lambda: ["text-generation"])
+    """Hub task categories."""
+    tags: list[str] = Field(default_factory=lambda: ["rsr-studio", "agents", "terminal"])
+    """Hub tags."""
+
+    @field_validator("license")
+    @classmethod
+    def _license(cls, value: str | None) -> str | None:
+        return None if value is None else check_license(value)
+
+    @field_validator("task_categories")
+    @classmethod
+    def _categories(cls, value: list[str]) -> list[str]:
+        return [check_category(v) for v in value]
+
+    @field_validator("tags")
+    @classmethod
+    def _tags(cls, value: list[str]) -> list[str]:
+        return [check_tag(v) for v in value]
+
+
 class ExportPreview(_Model):
     """Exactly what an export with these filters would write (the same pass as the export, without writing)."""
 
@@ -110,9 +166,9 @@ class ExportSummary(_Model):
     format: ExportFormat
     """Output format."""
     out: str
-    """File (or, for ATIF, directory) written."""
+    """File (or, for atif and hf, directory) written."""
     card: str
-    """Dataset card (README.md) written beside the output."""
+    """Dataset card written with the output (`<stem>.card.md` beside a file, README.md inside a directory)."""
     created_at: datetime
     """When the export ran (UTC)."""
     tool_version: str

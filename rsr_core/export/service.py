@@ -18,13 +18,14 @@ from rsr_core import __version__
 from rsr_core.export.card import card_path, render_card
 from rsr_core.export.models import (
     ATIF_VERSION,
+    CardMeta,
     ExportFilters,
     ExportFormat,
     ExportPreview,
     ExportSummary,
     LeftOut,
 )
-from rsr_core.export.writers import AtifDirWriter, ExportError, RowWriter, open_writer
+from rsr_core.export.writers import AtifDirWriter, ExportError, HfDirWriter, RowWriter, open_writer
 from rsr_core.formats.training import TRAINING_RULE, Rows, messages_key, training_row, training_rows
 from rsr_core.models import Trajectory
 from rsr_core.outputs import AtomicFile, output_path, uninterrupted
@@ -237,8 +238,10 @@ def export(
     filters: ExportFilters | None = None,
     on_progress: Progress | None = None,
     force: bool = False,
+    meta: CardMeta | None = None,
 ) -> ExportSummary:
-    """Write the trajectories the filters select to `out` in `fmt`, with a dataset card (see `card_path`).
+    """Write the trajectories the filters select to `out` in `fmt`, with a dataset card (see `card_path`;
+    `meta`: its license, task categories and tags).
 
     Exact duplicates (same training messages) are dropped, the first in export order kept; an `atif` export
     with `all_trajectories` is an archive and keeps every trajectory, every step and the pipeline verdicts.
@@ -246,12 +249,13 @@ def export(
     only when complete.
     """
     filters = filters or ExportFilters()
-    out = output_path(out, directory=fmt == "atif")
+    directory = fmt in ("atif", "hf")
+    out = output_path(out, directory=directory)
     archive = fmt == "atif" and filters.all_trajectories
     card = card_path(out, fmt)
     writer = open_writer(fmt, out, full=archive, force=force)
     try:
-        card_file = None if fmt == "atif" else AtomicFile(card, force)
+        card_file = None if directory else AtomicFile(card, force)
     except BaseException:
         writer.abort()
         raise
@@ -279,8 +283,8 @@ def export(
             by_harness=dict(found.by["harness"]),
             by_kind=dict(found.by["kind"]),
         )
-        text = render_card(summary, None if fmt == "atif" else out.name)
-        if isinstance(writer, AtifDirWriter):
+        text = render_card(summary, meta)
+        if isinstance(writer, AtifDirWriter | HfDirWriter):
             writer.add_card(text)
         elif card_file is not None:
             card_file.handle.write(text)

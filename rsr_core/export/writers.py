@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Protocol
+from typing import IO, Any, Protocol
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from rsr_core.export.messages import ROW_COLUMNS, row_metadata, sharegpt_conversation, training_steps
+from rsr_core.export import schema
+from rsr_core.export.messages import training_steps
+from rsr_core.export.schema import Conversation
 from rsr_core.formats.atif_write import relative_path, trajectory_document
 from rsr_core.models import Review, Trajectory, TransferVerdict
 from rsr_core.outputs import AtomicDir, AtomicFile, OutputError
@@ -61,11 +63,12 @@ class _FileWriter:
 
 class JsonlWriter(_FileWriter):
     """SFT chat JSONL: {"messages": [{role, content}], task_id, trajectory_id, …} per line; or ShareGPT
-    ({"conversations": [{from, value}], …}) — as JSONL, or as one JSON array when the file ends in .json."""
+    ({"conversations": [{from, value}], …}) — as JSONL, or as one JSON array when the file ends in .json.
+    Every row has every column of the schema (rsr_core/export/schema.py), in its order."""
 
     def __init__(self, out: Path, force: bool, sharegpt: bool = False):
         super().__init__(out, force)
-        self.sharegpt = sharegpt
+        self.conversation: Conversation = "conversations" if sharegpt else "messages"
         self.array = sharegpt and out.suffix.lower() == ".json"
         self.rows = 0
         self.fh = self.file.handle
@@ -74,11 +77,7 @@ class JsonlWriter(_FileWriter):
 
     def write(self, trajectory: Trajectory, messages: list[dict[str, str]], carried: Carried | None) -> None:
         """Write one row."""
-        if self.sharegpt:
-            row = {"conversations": sharegpt_conversation(messages), **row_metadata(trajectory)}
-        else:
-            row = {"messages": messages, **row_metadata(trajectory)}
-        line = _json_line(row)
+        line = _json_line(schema.row(trajectory, messages, self.conversation))
         if self.array and self.rows:
             line = ",\n" + line.rstrip("\n")
         elif self.array:
@@ -93,11 +92,35 @@ class JsonlWriter(_FileWriter):
         super().close()
 
 
-MESSAGE_TYPE = pa.struct([("role", pa.string()), ("content", pa.large_string())])
-PARQUET_SCHEMA = pa.schema(
-    [("messages", pa.list_(MESSAGE_TYPE))]
-    + [(c, pa.float64() if c == "reward" else pa.string()) for c in ROW_COLUMNS]
-)
+PARQUET_SCHEMA = schema.arrow_schema("messages")
+ROW_GROUP_BYTES = 64 << 20
+"""A row group is written at this much text, whatever its rows: `string` offsets are 32-bit, so one column chunk
+must stay under 2 GiB (long observations make a thousand rows far more than a thousand small ones)."""
+
+
+class _ParquetRows:
+    """Rows of the schema to an open binary file, one row group at a time."""
+
+    def __init__(self, handle: IO[Any], row_group_rows: int):
+        self.row_group_rows = row_group_rows
+        self.buffer: list[dict[str, Any]] = []
+        self.size = 0
+        self.pq = pq.ParquetWriter(handle, PARQUET_SCHEMA, compression="zstd")
+
+    def write(self, trajectory: Trajectory, messages: list[dict[str, str]]) -> None:
+        self.buffer.append(schema.row(trajectory, messages))
+        self.size += sum(len(m["content"]) for m in messages)
+        if len(self.buffer) >= self.row_group_rows or self.size >= ROW_GROUP_BYTES:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.buffer:
+            self.pq.write_table(pa.Table.from_pylist(self.buffer, schema=PARQUET_SCHEMA))
+            self.buffer, self.size = [], 0
+
+    def close(self) -> None:
+        self.flush()
+        self.pq.close()
 
 
 class ParquetRowWriter(_FileWriter):
@@ -105,33 +128,65 @@ class ParquetRowWriter(_FileWriter):
 
     def __init__(self, out: Path, force: bool, row_group_rows: int = 1000):
         super().__init__(out, force, binary=True)
-        self.row_group_rows = row_group_rows
-        self.buffer: list[dict[str, Any]] = []
-        self.pq = pq.ParquetWriter(self.file.handle, PARQUET_SCHEMA, compression="zstd")
+        self.rows = _ParquetRows(self.file.handle, row_group_rows)
 
     def write(self, trajectory: Trajectory, messages: list[dict[str, str]], carried: Carried | None) -> None:
         """Buffer one row; a full buffer becomes a row group."""
-        self.buffer.append({"messages": messages, **row_metadata(trajectory)})
-        if len(self.buffer) >= self.row_group_rows:
-            self._flush()
-
-    def _flush(self) -> None:
-        if self.buffer:
-            self.pq.write_table(pa.Table.from_pylist(self.buffer, schema=PARQUET_SCHEMA))
-            self.buffer = []
+        self.rows.write(trajectory, messages)
 
     def close(self) -> None:
         """Write the last row group and the footer, and move the file into place."""
-        self._flush()
-        self.pq.close()
+        self.rows.close()
         super().close()
 
     def abort(self) -> None:
         """Remove what was written."""
         try:
-            self.pq.close()
+            self.rows.pq.close()
         finally:
             super().abort()
+
+
+HF_DATA_FILE = "data/train-00000-of-00001.parquet"
+"""Where an `hf` directory keeps its rows (the name `datasets`' `push_to_hub` gives a one-shard train split)."""
+
+
+class HfDirWriter:
+    """A Hugging Face dataset directory: the rows as Parquet under data/, the card as README.md; ready for
+    `huggingface-cli upload`, and `datasets.load_dataset(<dir>)` reads it with the card's features."""
+
+    per_trajectory = False
+
+    def __init__(self, out: Path, force: bool, row_group_rows: int = 1000):
+        self.out = out
+        self.dir = AtomicDir(out, force, ours=lambda path: is_dir_export(path, "hf"))
+        self.partial = self.dir.temp
+        data = self.partial / HF_DATA_FILE
+        data.parent.mkdir()
+        self.handle = data.open("wb")
+        self.rows = _ParquetRows(self.handle, row_group_rows)
+
+    def write(self, trajectory: Trajectory, messages: list[dict[str, str]], carried: Carried | None) -> None:
+        """Buffer one row; a full buffer becomes a row group."""
+        self.rows.write(trajectory, messages)
+
+    def add_card(self, text: str) -> None:
+        """The dataset card goes inside the directory (the Hub shows it; `datasets` reads its features)."""
+        (self.partial / "README.md").write_text(text, encoding="utf-8")
+
+    def close(self) -> None:
+        """Finish the data file and move the directory into place."""
+        self.rows.close()
+        self.handle.close()
+        self.dir.commit()
+
+    def abort(self) -> None:
+        """Remove what was written."""
+        try:
+            self.rows.pq.close()
+            self.handle.close()
+        finally:
+            self.dir.abort()
 
 
 class AtifDirWriter:
@@ -173,14 +228,19 @@ class AtifDirWriter:
         self.dir.abort()
 
 
-def is_atif_export(path: Path) -> bool:
-    """Is this directory an earlier `atif` export of this tool (its dataset card says so)?"""
+def is_dir_export(path: Path, fmt: str) -> bool:
+    """Is this directory an earlier export of this tool in `fmt` (its dataset card says so)?"""
     card = path / "README.md"
     try:
-        head = card.read_text(encoding="utf-8", errors="replace")[:4000] if card.is_file() else ""
+        head = card.read_text(encoding="utf-8", errors="replace")[:8000] if card.is_file() else ""
     except OSError:
         return False
-    return CARD_MARKER in head and "- Format: `atif`" in head
+    return CARD_MARKER in head and f"- Format: `{fmt}`" in head
+
+
+def is_atif_export(path: Path) -> bool:
+    """Is this directory an earlier `atif` export of this tool (its dataset card says so)?"""
+    return is_dir_export(path, "atif")
 
 
 def open_writer(fmt: str, out: Path, full: bool = False, force: bool = False) -> RowWriter:
@@ -193,4 +253,6 @@ def open_writer(fmt: str, out: Path, full: bool = False, force: bool = False) ->
         return ParquetRowWriter(out, force)
     if fmt == "atif":
         return AtifDirWriter(out, full, force)
+    if fmt == "hf":
+        return HfDirWriter(out, force)
     raise ExportError(f"unknown format {fmt!r}")

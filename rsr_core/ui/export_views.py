@@ -18,7 +18,13 @@ from rsr_core.store import app_queries
 from rsr_core.ui.context import AppServices
 from rsr_core.ui.data import Cursor, background_priority, cached, db_signature
 
-EXTENSIONS = {"sft-jsonl": "sft.jsonl", "sharegpt": "sharegpt.jsonl", "parquet": "parquet", "atif": "atif"}
+EXTENSIONS = {
+    "sft-jsonl": "sft.jsonl",
+    "sharegpt": "sharegpt.jsonl",
+    "parquet": "parquet",
+    "atif": "atif",
+    "hf": "hf",
+}
 WHY = {
     "direct_terminus": "terminus-2 discovery successes left out by choice",
     "eval": "eval runs",

@@ -158,4 +158,5 @@ def test_discovery_success_goes_unchanged(tmp_path):
     export(store, "sft-jsonl", tmp_path / "d.jsonl")
     row = json.loads((tmp_path / "d.jsonl").read_text())
     assert row["messages"] == sft_messages(store.get_trajectory("d1"))
-    assert (row["kind"], row["harness"], row["runbook_id"]) == ("discovery", "terminus-2", None)
+    # an absent id is the empty string, so the column keeps its type (rsr_core/export/schema.py)
+    assert (row["kind"], row["harness"], row["runbook_id"]) == ("discovery", "terminus-2", "")

@@ -49,7 +49,7 @@ def test_dataset_card_beside_the_output(small, tmp_path):
     summary = export(small, "sft-jsonl", tmp_path / "data" / "train.jsonl")
     card = (tmp_path / "data" / "train.card.md").read_text()
     assert summary.card == str(tmp_path / "data" / "train.card.md")
-    assert "data_files: train.jsonl" in card and "rsr-studio 0.1.0" in card
+    assert 'path: "train.jsonl"' in card and "rsr-studio 0.1.0" in card
     assert summary.created_at.date().isoformat() in card
     for line in ("| sales-report | 2 |", "| log-parse | 1 |", "| data-processing | 2 |", "| (none) | 1 |"):
         assert line in card
@@ -61,7 +61,7 @@ def test_dataset_card_beside_the_output(small, tmp_path):
         export(small, "parquet", tmp_path / "data" / "train.parquet")
     assert not (tmp_path / "data" / "train.parquet").exists()
     export(small, "parquet", tmp_path / "data" / "train.parquet", force=True)
-    assert "data_files: train.parquet" in (tmp_path / "data" / "train.card.md").read_text()
+    assert 'path: "train.parquet"' in (tmp_path / "data" / "train.card.md").read_text()
     export(small, "atif", tmp_path / "atif")
     assert "ATIF-v1.7" in (tmp_path / "atif" / "README.md").read_text()
 
