@@ -161,10 +161,14 @@ class HfDirWriter:
         self.out = out
         self.dir = AtomicDir(out, force, ours=lambda path: is_dir_export(path, "hf"))
         self.partial = self.dir.temp
-        data = self.partial / HF_DATA_FILE
-        data.parent.mkdir()
-        self.handle = data.open("wb")
-        self.rows = _ParquetRows(self.handle, row_group_rows)
+        try:
+            data = self.partial / HF_DATA_FILE
+            data.parent.mkdir()
+            self.handle = data.open("wb")
+            self.rows = _ParquetRows(self.handle, row_group_rows)
+        except BaseException:
+            self.dir.abort()
+            raise
 
     def write(self, trajectory: Trajectory, messages: list[dict[str, str]], carried: Carried | None) -> None:
         """Buffer one row; a full buffer becomes a row group."""
@@ -232,10 +236,12 @@ def is_dir_export(path: Path, fmt: str) -> bool:
     """Is this directory an earlier export of this tool in `fmt` (its dataset card says so)?"""
     card = path / "README.md"
     try:
-        head = card.read_text(encoding="utf-8", errors="replace")[:8000] if card.is_file() else ""
+        with card.open(encoding="utf-8", errors="replace") as fh:
+            head = fh.read(1 << 20)  # the front matter before the marker grows with the card's tags
     except OSError:
         return False
-    return CARD_MARKER in head and f"- Format: `{fmt}`" in head
+    at = head.find(CARD_MARKER)
+    return at >= 0 and f"- Format: `{fmt}`" in head[at : at + 4000]
 
 
 def is_atif_export(path: Path) -> bool:

@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from rsr_core.export import schema
+from rsr_core.export import export, schema
 from rsr_core.export.models import CardMeta
 from rsr_core.export.writers import HF_DATA_FILE, PARQUET_SCHEMA
 from rsr_core.models import Trajectory
@@ -205,6 +205,20 @@ def test_hf_directory_from_the_cli(db, tmp_path):
     other = rsr("export", "--format", "hf", "--out", tmp_path / "atif", "--db", db, "--force")
     assert other.returncode == 1 and "not an earlier output of this kind" in other.stderr
     assert (tmp_path / "atif" / "README.md").read_text().count("- Format: `atif`") == 1
+
+
+def test_force_knows_an_hf_export_whatever_its_front_matter(db, tmp_path):
+    store = Store(db, read_only=True)
+    try:
+        many = CardMeta(
+            tags=[f"tag-{i}" for i in range(1000)]
+        )  # front matter far longer than the card's head
+        export(store, "hf", tmp_path / "ds", meta=many)
+        summary = export(store, "hf", tmp_path / "ds", force=True)
+    finally:
+        store.close()
+    meta, _ = _card(tmp_path / "ds" / "README.md")
+    assert summary.exported == 3 and meta["tags"] == CardMeta().tags
 
 
 @pytest.mark.parametrize(
