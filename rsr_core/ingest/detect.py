@@ -47,7 +47,7 @@ class Unit:
     """Bytes of the files the unit's parse reads, as far as the walk saw them (parsing costs many times that)."""
 
 
-_TRIAL_FILES = {
+TRIAL_FILES = {
     "harbor_trial": (
         "result.json",
         "agent/trajectory.json",
@@ -174,9 +174,9 @@ class _Walker:
     def _claim(self, unit: Unit) -> Unit:
         """A trial with the size of the files its parse reads; an error when one of them was already read for
         another unit (hard links to one big file in every trial cost no disk, and each trial read it again)."""
-        if unit.kind not in _TRIAL_FILES:
+        if unit.kind not in TRIAL_FILES:
             return unit
-        names = [unit.path / name for name in _TRIAL_FILES[unit.kind]]
+        names = [unit.path / name for name in TRIAL_FILES[unit.kind]]
         logs = unit.path / "agent-logs"
         if (
             unit.kind == "tb1_trial"

@@ -19,10 +19,12 @@ from rsr_core.ingest.detect import EXPECTED, Unit, detect_units
 from rsr_core.ingest.fs import read_input
 from rsr_core.ingest.harbor import read_trial
 from rsr_core.ingest.rows import Rows, build_rows, gather
+from rsr_core.ingest.signatures import signature, unit_key
 from rsr_core.ingest.tasks import content_hash, read_harbor_task, read_tb1_task
 from rsr_core.ingest.tb1 import read_tb1_trial
 from rsr_core.ingest.workers import parser_pool
 from rsr_core.models import IngestRefusal, IngestReport, Review, Task, Trajectory, TransferVerdict, as_kind
+from rsr_core.store import ingest_signatures
 from rsr_core.store.pipeline import store_carried_verdicts
 from rsr_core.store.store import Store
 
@@ -31,6 +33,8 @@ BATCH_FILES = 500
 BATCH_BYTES = 64 * 2**20
 """A batch is written once its files total this much (twenty files of one 50 MB observation each, held for
 one batch, took 5 GB)."""
+BATCH_TASKS = 256
+"""Task directories written in one transaction (a transaction each cost tens of milliseconds a task)."""
 PARALLEL_MIN_UNITS = 64
 # Units parsed per worker call: their rows travel back as one set of Arrow tables. A chunk also holds at most
 # CHUNK_BYTES of trajectory files (a file of many small steps costs tens of times its size once parsed), so
@@ -230,6 +234,9 @@ class Ingestor:
         self._seen: dict[str, str] = {}
         self._on_progress = on_progress
         self._instructions: dict[str, str | None] = {}
+        self._pending_tasks: list[tuple[Path, Task, str]] = []
+        self._signed: dict[Path, tuple[str, str]] = {}
+        """Unit path -> (the path it is remembered by, its signature before it was read)."""
 
     def run(
         self,
@@ -242,7 +249,9 @@ class Ingestor:
         # Task directories first: a trajectory parsed later can then take its instruction from its task.
         units = sorted(detect_units(paths), key=lambda u: u.kind not in ("harbor_task", "tb1_task"))
         workers = workers if workers is not None else min(4, os.cpu_count() or 1)
-        for done, parsed in enumerate(_parse_all(units, harness, kind, workers), 1):
+        todo = self._unchanged_skipped(units, harness, kind)
+        skipped = len(units) - len(todo)
+        for done, parsed in enumerate(_parse_all(todo, harness, kind, workers), skipped + 1):
             self.report.files += 1
             if parsed.error is not None:
                 self._fail(parsed.unit.path, parsed.error)
@@ -254,24 +263,78 @@ class Ingestor:
                 )
             if self._on_progress:
                 self._on_progress(done, len(units))
+        self._flush_tasks()
         self._flush()
         return self.report
+
+    def _unchanged_skipped(self, units: list[Unit], harness: str | None, kind: str | None) -> list[Unit]:
+        """The units to read: those not stored before with the signature they have now. Each unit skipped
+        counts as a file and a duplicate, as reading it again would have found."""
+        for unit in units:
+            signed = signature(unit, harness, kind)
+            if signed is not None:
+                self._signed[unit.path] = (unit_key(unit), signed)
+        if not self._signed:
+            return units
+        with self.store.reading() as cur:
+            same = ingest_signatures.unchanged(cur, dict(self._signed.values()))
+        todo = []
+        for unit in units:
+            key = self._signed.get(unit.path)
+            if key is None or key[0] not in same:
+                todo.append(unit)
+                continue
+            self.report.files += 1
+            self.report.duplicates += 1
+        if self._on_progress and len(todo) < len(units):
+            self._on_progress(len(units) - len(todo), len(units))
+        return todo
+
+    def _signature_rows(self, batch: list[tuple[Ready, str]]) -> list[tuple[str, str, str, str]]:
+        """(unit path, signature, trajectory id, content hash) of the signed units of `batch`."""
+        rows = []
+        for parsed, trajectory_id in batch:
+            signed = self._signed.get(parsed.unit.path)
+            if signed is not None:
+                rows.append((*signed, trajectory_id, parsed.trajectory.content_hash))
+        return rows
 
     def _fail(self, path: Path, error: str) -> None:
         self.report.errors.append(IngestRefusal(path=str(path), error=error))
 
     def _store_task(self, path: Path, task: Task, task_hash: str) -> None:
-        known = self.store.known_task_ids([task.task_id])
+        self._pending_tasks.append((path, task, task_hash))
+        if len(self._pending_tasks) >= BATCH_TASKS:
+            self._flush_tasks()
+
+    def _flush_tasks(self) -> None:
+        """Write the task directories parsed so far in one transaction; when it fails, each alone (the one
+        that cannot be stored is reported, every other is stored)."""
+        batch, self._pending_tasks = self._pending_tasks, []
+        if not batch:
+            return
+        statuses: list[str | None]
         try:
-            status = self.store.write_task(task, task_hash)
+            with self.store.transaction() as cur:
+                statuses = [*self.store.write_tasks([(task, task_hash) for _, task, task_hash in batch], cur)]
+        except (pa.ArrowException, OverflowError, TypeError, ValueError):
+            statuses = [self._write_task(path, task, task_hash) for path, task, task_hash in batch]
+        for (_, task, _), status in zip(batch, statuses, strict=True):
+            if status is None:
+                continue
+            self._instructions[task.task_id] = task.instruction
+            if status == "added":
+                self.report.tasks_added += 1
+
+    def _write_task(self, path: Path, task: Task, task_hash: str) -> str | None:
+        try:
+            return self.store.write_task(task, task_hash)
         except (pa.ArrowException, OverflowError, TypeError, ValueError) as exc:
             self._fail(path, one_line(f"could not be stored: {exc}"))
-            return
-        self._instructions[task.task_id] = task.instruction
-        if status == "added" and not known:
-            self.report.tasks_added += 1
+            return None
 
     def _queue(self, parsed: Ready) -> None:
+        self._flush_tasks()  # tasks come first: a trajectory may take its instruction from one
         if parsed.unit.kind == "tb1_trial":
             self._task_instruction(parsed)
         self._pending.append(parsed)
@@ -313,12 +376,14 @@ class Ingestor:
         )
         known = {**existing, **self._seen}
         fresh: list[Ready] = []
+        stored_before: list[tuple[Ready, str]] = []
         for parsed in batch:
             traj = parsed.trajectory
-            if (
-                known.get(traj.trajectory_id) == traj.content_hash
-                or known.get(_alt_id(traj)) == traj.content_hash
-            ):
+            same = next(
+                (i for i in (traj.trajectory_id, _alt_id(traj)) if known.get(i) == traj.content_hash), None
+            )
+            if same is not None:
+                stored_before.append((parsed, same))
                 self.report.duplicates += 1
                 continue
             if traj.trajectory_id in known:
@@ -337,6 +402,9 @@ class Ingestor:
                 except Exception as exc:  # noqa: BLE001 - reported per file, nothing of it stored
                     self._seen.pop(parsed.trajectory.trajectory_id, None)
                     self._fail(parsed.unit.path, f"could not be stored: {exc}")
+        if rows := self._signature_rows(stored_before):
+            with self.store.transaction() as cur:
+                ingest_signatures.record(cur, rows)
 
     def _write(self, batch: list[Ready]) -> int:
         """Trajectories and the verdicts they carry, in one transaction; returns tasks added."""
@@ -347,6 +415,9 @@ class Ingestor:
                 if parsed.transfer is not None:
                     parsed.transfer.trajectory_id = parsed.trajectory.trajectory_id
                 store_carried_verdicts(cur, parsed.transfer, parsed.reviews)
+            ingest_signatures.record(
+                cur, self._signature_rows([(p, p.trajectory.trajectory_id) for p in batch])
+            )
         return added
 
 
