@@ -446,14 +446,39 @@ class Store:
         A task first known only from trajectories is filled in when its directory is ingested.
         """
         with self.transaction() as cur:
-            row = one(cur, "SELECT content_hash, source_format FROM tasks WHERE task_id = ?", [task.task_id])
-            if row and row[0] == content_hash:
-                return "unchanged"
-            cur.execute("DELETE FROM tasks WHERE task_id = ?", [task.task_id])
-            cur.execute("DELETE FROM task_files WHERE task_id = ?", [task.task_id])
-            self._insert(cur, "tasks", columns.task_table([task], content_hash))
-            self._insert(cur, "task_files", columns.task_files_table(task))
-        return "updated" if row else "added"
+            return self.write_tasks([(task, content_hash)], cur)[0]
+
+    def write_tasks(self, tasks: list[tuple[Task, str]], cur: duckdb.DuckDBPyConnection) -> list[str]:
+        """`write_task` of several task directories (each with its content hash) in the caller's transaction,
+        one query per table whatever their number; the status of each, in order. A task named twice is
+        stored as its last copy."""
+        ids = list(dict.fromkeys(task.task_id for task, _ in tasks))
+        with registered(cur, "_write_task_ids", pa.table({"task_id": pa.array(ids, pa.string())})) as name:
+            stored = dict(
+                cur.execute(f"SELECT task_id, content_hash FROM tasks JOIN {name} USING (task_id)").fetchall()
+            )
+        statuses: list[str] = []
+        changed: dict[str, tuple[Task, str]] = {}
+        for task, content_hash in tasks:
+            if task.task_id in changed:
+                statuses.append("unchanged" if changed[task.task_id][1] == content_hash else "updated")
+            elif task.task_id in stored and stored[task.task_id] == content_hash:
+                statuses.append("unchanged")
+                continue
+            else:
+                statuses.append("updated" if task.task_id in stored else "added")
+            changed[task.task_id] = (task, content_hash)
+        if not changed:
+            return statuses
+        gone = pa.table({"task_id": pa.array(list(changed), pa.string())})
+        with registered(cur, "_changed_task_ids", gone) as name:
+            cur.execute(f"DELETE FROM tasks WHERE task_id IN (SELECT task_id FROM {name})")
+            cur.execute(f"DELETE FROM task_files WHERE task_id IN (SELECT task_id FROM {name})")
+        self._insert(cur, "tasks", pa.concat_tables(columns.task_table([t], h) for t, h in changed.values()))
+        self._insert(
+            cur, "task_files", pa.concat_tables(columns.task_files_table(t) for t, _ in changed.values())
+        )
+        return statuses
 
     # -- reads (SQL lives in queries.py) --------------------------------------------------------
     def summary(self) -> dict[str, Any]:
