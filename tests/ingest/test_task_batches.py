@@ -1,0 +1,64 @@
+"""Task directories are written many to a transaction; what one of them does stays its own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rsr_core.ingest.runner import ingest_paths
+from rsr_core.models import Task
+from rsr_core.store import Store
+from rsr_core.store.sql import scalar
+from tests.ingest.hostile import harbor_task
+
+
+def test_a_batch_of_task_dirs_is_stored_then_found_unchanged_then_updated(
+    file_store: Store, tmp_path: Path
+) -> None:
+    for name in ("t1", "t2", "t3"):
+        harbor_task(tmp_path / "tasks" / name, name)
+    first = ingest_paths(file_store, [tmp_path / "tasks"], workers=0)
+    assert (first.tasks_added, first.errors) == (3, [])
+    again = ingest_paths(file_store, [tmp_path / "tasks"], workers=0)
+    assert (again.tasks_added, again.errors) == (0, [])
+    (tmp_path / "tasks" / "t2" / "instruction.md").write_text("Write b,2 into /app/out.txt.\n")
+    third = ingest_paths(file_store, [tmp_path / "tasks"], workers=0)
+    assert (third.tasks_added, third.errors) == (0, [])
+    with file_store.reading() as cur:
+        assert scalar(cur, "SELECT instruction FROM tasks WHERE task_id = 't2'").startswith("Write b,2")
+        assert scalar(cur, "SELECT count(*) FROM tasks") == 3
+        files = scalar(cur, "SELECT count(*) FROM task_files WHERE task_id = 't2'")
+        assert files == scalar(cur, "SELECT count(*) FROM task_files WHERE task_id = 't1'") > 0
+
+
+def test_write_tasks_reports_each_and_keeps_the_last_copy_of_a_task_named_twice(store: Store) -> None:
+    with store.transaction() as cur:
+        statuses = store.write_tasks(
+            [
+                (Task(task_id="a", instruction="one"), "h1"),
+                (Task(task_id="b", instruction="b"), "hb"),
+                (Task(task_id="a", instruction="two"), "h2"),
+            ],
+            cur,
+        )
+    assert statuses == ["added", "added", "updated"]
+    with store.transaction() as cur:
+        assert store.write_tasks([(Task(task_id="a", instruction="two"), "h2")], cur) == ["unchanged"]
+        assert scalar(cur, "SELECT instruction FROM tasks WHERE task_id = 'a'") == "two"
+        assert scalar(cur, "SELECT count(*) FROM tasks") == 2
+
+
+def test_a_task_the_store_cannot_take_is_refused_alone(file_store: Store, tmp_path: Path) -> None:
+    for name in ("good", "bad", "fine"):
+        harbor_task(tmp_path / "tasks" / name, name)
+    # 2**31 passes the task reader's bound but not the store's 32-bit column: the batch fails, then each alone.
+    toml = tmp_path / "tasks" / "bad" / "task.toml"
+    toml.write_text(toml.read_text() + "[environment]\npids_limit = 2147483648\n")
+    report = ingest_paths(file_store, [tmp_path / "tasks"], workers=0)
+    assert report.tasks_added == 2
+    assert [e.path for e in report.errors] == [str(tmp_path / "tasks" / "bad")]
+    assert "could not be stored" in report.errors[0].error
+    with file_store.reading() as cur:
+        assert [r[0] for r in cur.execute("SELECT task_id FROM tasks ORDER BY 1").fetchall()] == [
+            "fine",
+            "good",
+        ]
