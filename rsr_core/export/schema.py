@@ -25,7 +25,7 @@ _ARROW: dict[Dtype, pa.DataType] = {"string": pa.string(), "float64": pa.float64
 
 @dataclass(frozen=True)
 class Column:
-    """One column outside the conversation: its name, type, and the trajectory field it comes from."""
+    """One column outside the conversation: its name (the trajectory field it comes from), type and meaning."""
 
     name: str
     dtype: Dtype
@@ -78,7 +78,7 @@ def features_yaml(conversation: Conversation = "messages") -> list[str]:
 
 def _turns(messages: list[dict[str, str]], conversation: Conversation) -> list[dict[str, str]]:
     for message in messages:
-        extra = set(message) - {"role", "content"}
+        extra = set(message) - set(MESSAGE_FIELDS["messages"])
         if extra:
             raise SchemaError(
                 f"message field(s) {', '.join(sorted(extra))} not in the export schema (rsr_core/export/schema.py)"
