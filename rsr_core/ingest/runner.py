@@ -5,8 +5,10 @@ from __future__ import annotations
 import gc
 import json
 import os
+import time
 from collections import deque
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,6 +35,9 @@ BATCH_FILES = 500
 BATCH_BYTES = 64 * 2**20
 """A batch is written once its files total this much (twenty files of one 50 MB observation each, held for
 one batch, took 5 GB)."""
+HOLD_S = 2.0
+"""Longest time the store's file is kept open across batches before it is let go (and others get their turn);
+letting it go after every batch cost a checkpoint a batch."""
 BATCH_TASKS = 256
 """Task directories written in one transaction (a transaction each cost tens of milliseconds a task)."""
 PARALLEL_MIN_UNITS = 64
@@ -235,6 +240,8 @@ class Ingestor:
         self._on_progress = on_progress
         self._instructions: dict[str, str | None] = {}
         self._pending_tasks: list[tuple[Path, Task, str]] = []
+        self._held = ExitStack()
+        self._held_since: float | None = None
         self._signed: dict[Path, tuple[str, str]] = {}
         """Unit path -> (the path it is remembered by, its signature before it was read)."""
 
@@ -250,6 +257,15 @@ class Ingestor:
         units = sorted(detect_units(paths), key=lambda u: u.kind not in ("harbor_task", "tb1_task"))
         workers = workers if workers is not None else min(4, os.cpu_count() or 1)
         todo = self._unchanged_skipped(units, harness, kind)
+        try:
+            self._parse_and_store(units, todo, harness, kind, workers)
+        finally:
+            self._held.close()
+        return self.report
+
+    def _parse_and_store(
+        self, units: list[Unit], todo: list[Unit], harness: str | None, kind: str | None, workers: int
+    ) -> None:
         skipped = len(units) - len(todo)
         for done, parsed in enumerate(_parse_all(todo, harness, kind, workers), skipped + 1):
             self.report.files += 1
@@ -265,7 +281,16 @@ class Ingestor:
                 self._on_progress(done, len(units))
         self._flush_tasks()
         self._flush()
-        return self.report
+
+    def _hold(self) -> None:
+        """Keep the store's file open across batches, letting it go once it has been held for HOLD_S."""
+        now = time.monotonic()
+        if self._held_since is not None and now - self._held_since < HOLD_S:
+            return
+        self._held.close()
+        self._held = ExitStack()
+        self._held.enter_context(self.store.kept_open())
+        self._held_since = now
 
     def _unchanged_skipped(self, units: list[Unit], harness: str | None, kind: str | None) -> list[Unit]:
         """The units to read: those not stored before with the signature they have now. Each unit skipped
@@ -313,6 +338,7 @@ class Ingestor:
         batch, self._pending_tasks = self._pending_tasks, []
         if not batch:
             return
+        self._hold()
         statuses: list[str | None]
         try:
             with self.store.transaction() as cur:
@@ -371,6 +397,7 @@ class Ingestor:
         batch, self._pending, self._pending_steps, self._pending_bytes = self._pending, [], 0, 0
         if not batch:
             return
+        self._hold()
         existing = self.store.existing_hashes(
             [p.trajectory.trajectory_id for p in batch] + [_alt_id(p.trajectory) for p in batch]
         )

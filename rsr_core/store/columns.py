@@ -37,10 +37,14 @@ def _term_rows(tid: str, texts: list[str], out: list[tuple]) -> None:
     out.extend([(term, tid) for term in terms])
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
+"""`json.dumps(value, ensure_ascii=False, default=str)` without building an encoder each call (a row per step)."""
+
+
 def _json(value: Any) -> str | None:
     if not value:
         return None
-    return json.dumps(value, ensure_ascii=False, default=str)
+    return _ENCODER.encode(value)
 
 
 def _number(value: Any) -> float | None:

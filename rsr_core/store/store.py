@@ -274,6 +274,17 @@ class Store:
             self._release()
 
     @contextmanager
+    def kept_open(self) -> Iterator[None]:
+        """Keep the file open across the uses within this block: each use that is the last lets the file go,
+        and letting it go writes everything since the last time into the file (a checkpoint), which a writer
+        of many batches would otherwise pay once a batch. Other processes wait meanwhile: hold it briefly."""
+        self._acquire()
+        try:
+            yield
+        finally:
+            self._release()
+
+    @contextmanager
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """One write transaction; rolled back whole on any error."""
         with self._write_lock, self.reading() as cur:

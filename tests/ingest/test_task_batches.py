@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rsr_core.ingest.runner import ingest_paths
+from rsr_core.ingest.runner import Ingestor, ingest_paths
 from rsr_core.models import Task
 from rsr_core.store import Store
 from rsr_core.store.sql import scalar
@@ -62,3 +62,14 @@ def test_a_task_the_store_cannot_take_is_refused_alone(file_store: Store, tmp_pa
             "fine",
             "good",
         ]
+
+
+def test_the_file_is_let_go_when_the_ingest_ends(tmp_path: Path) -> None:
+    from rsr_core.store.host import attached
+
+    harbor_task(tmp_path / "tasks" / "t1", "t1")
+    db = tmp_path / "rsr.duckdb"
+    ingestor = Ingestor(Store(db))  # kept alive: what it holds is not let go by its being collected
+    report = ingestor.run([tmp_path / "tasks"], workers=0)
+    assert report.tasks_added == 1
+    assert str(db) not in attached()  # kept open across batches while it ran, not after
