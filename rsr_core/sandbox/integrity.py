@@ -39,7 +39,8 @@ below that cannot change what the tests' runners load. Everywhere else (the task
    other module names (`test.py`, `utils.py`), bytecode in `__pycache__` (`name.tag.pyc`, never read: the
    tests run with a fresh PYTHONPYCACHEPREFIX; any other file there is judged like the rest).
 6. Configuration of the tools the test scripts call: apt and dpkg hooks with apt-get/dpkg, pip and uv
-   configuration with pip/uv/uvx, curl, wget and git configuration files; uv's cache and managed pythons
+   configuration with pip/uv/uvx, curl and wget configuration files, and settings of git's that run a program
+   or include another file (a pager, hooks, fsmonitor, filters, `!` aliases, …); uv's cache and managed pythons
    with uv/uvx. The system shell's startup files (/etc/profile, profile.d, bash.bashrc, /etc/environment)
    only when a test script starts a login or interactive shell (`bash -l`, `su`, `sudo -i`) or reads them:
    the verifier's own shell reads none.
@@ -82,7 +83,7 @@ SYSTEM_DIRS = ("/etc/ld.so.conf.d",)
 PROFILE_FILES = {"/etc/profile", "/etc/bash.bashrc", "/etc/environment"}
 PROFILE_DIRS = ("/etc/profile.d",)
 # Configuration that makes a tool the tests call run other code (apt and dpkg hooks, a package index or a
-# Python for pip and uv, a config file curl, wget or git read): ground when the test scripts call the tool.
+# Python for pip and uv, a config file curl or wget read): ground when the test scripts call the tool.
 TOOL_CONFIG = {
     ("apt", "apt-get", "aptitude", "dpkg"): ("/etc/apt/apt.conf", "/etc/apt/apt.conf.d", "/etc/dpkg/dpkg.cfg",
                                              "/etc/dpkg/dpkg.cfg.d"),
@@ -90,8 +91,16 @@ TOOL_CONFIG = {
                                    "/etc/xdg/uv", "~/.config/uv"),
     ("curl",): ("/etc/curlrc", "~/.curlrc", "~/.config/curlrc"),
     ("wget",): ("/etc/wgetrc", "~/.wgetrc"),
-    ("git",): ("/etc/gitconfig", "~/.gitconfig", "~/.config/git"),
 }  # fmt: skip
+GIT_CONFIG = ("/etc/gitconfig", "~/.gitconfig", "~/.config/git")
+# Git settings that make git run a program or read another file; the rest of a git config (user.name,
+# init.defaultBranch, …) is what a git task asks for.
+_GIT_RUNS = re.compile(
+    r"^\s*(fsmonitor|hookspath|pager|editor|sshcommand|askpass|textconv|helper|command|clean|smudge|process|"
+    r"path|program|cmd|gpgsign)\s*=|^\s*\[\s*(include|includeif|filter|credential|gpg|core\s+\"|"
+    r"difftool|mergetool)\b|=\s*\"?!",
+    re.I | re.M,
+)
 ENGINE_MOUNTS = ("/etc/hosts", "/etc/hostname", "/etc/resolv.conf", "/dev", "/proc", "/sys", "/sbin/docker-init",
                  "/usr/sbin/docker-init", "/.dockerenv")  # fmt: skip
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -211,6 +220,8 @@ class Ground:
     """Links the run added that only name an unchanged Python of the image (`python` → python3.11)."""
     profiles: bool = False
     """The test scripts start a shell that reads the system's startup files."""
+    git_config: tuple[str, ...] = ()
+    """Git's configuration files, when the test scripts call git."""
 
 
 def _under(path: str, prefixes: Iterable[str]) -> bool:
@@ -280,6 +291,7 @@ def resolve_ground(
     for tools, places in TOOL_CONFIG.items():
         if names & set(tools):
             prefixes += [re.sub(r"^~(?=/)", home, p) for p in places]
+    git_config = tuple(re.sub(r"^~(?=/)", home, p) for p in GIT_CONFIG) if "git" in names else ()
     profiles = any(reads_shell_profiles(s) for s in scripts)
     python_prefixes = {"/usr", "/usr/local", f"{home}/.local"}
     python_prefixes |= {posixpath.dirname(posixpath.dirname(p)) for p in pythons}
@@ -292,6 +304,7 @@ def resolve_ground(
         cwds=set(cwds),
         aliases=aliases,
         profiles=profiles,
+        git_config=git_config,
     )
 
 
@@ -327,6 +340,8 @@ def is_ground(path: str, kind: str, ground: Ground, fs: ContainerFS, changed: di
     """Whether one diff entry falls on the ground (see the module docstring for the list)."""
     if path in ground.exact or _under(path, ground.prefixes):
         return True
+    if _under(path, ground.git_config):
+        return kind != "deleted" and _git_config_runs(fs, path)
     if path in PROFILE_FILES or _under(path, PROFILE_DIRS):
         return ground.profiles  # read only by a login or interactive shell, which the verifier does not start
     if path == "/logs":
@@ -392,6 +407,15 @@ def _python_ground(path: str, kind: str, ground: Ground, fs: ContainerFS) -> boo
     if path.endswith(".dist-info/entry_points.txt") or path.endswith(".egg-info/entry_points.txt"):
         return _registers_plugin(fs, path)
     return False
+
+
+def _git_config_runs(fs: ContainerFS, path: str) -> bool:
+    """A git configuration file that makes git run a program or read another file (a directory is not)."""
+    st = fs.stat(path)
+    if st is None or st.is_dir:
+        return False
+    content, problem = fs.read_regular(path, MAX_HOOK_FILE)
+    return problem is not None or bool(_GIT_RUNS.search((content or b"").decode(errors="replace")))
 
 
 def _module_name(top: str) -> str:
