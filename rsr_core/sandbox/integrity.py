@@ -26,7 +26,7 @@ below that cannot change what the tests' runners load. Everywhere else (the task
    setuptools writes: distutils-precedence, and the namespace-package line importing exactly importlib.util
    and importlib.machinery), a sourceless top-level `.pyc`, pytest, its plugins (`pytest_*`, `pytest-*`, an
    entry_points.txt registering `pytest11`) and what a passing pytest session imports (pluggy, iniconfig, py,
-   attr/attrs, packaging, exceptiongroup, tomli), any change to the standard library, `lib/python3XY.zip`,
+   attr/attrs, exceptiongroup, tomli), any change to the standard library, `lib/python3XY.zip`,
    `<python>._pth` and `pyvenv.cfg`. In a directory a `.pth` line the run wrote puts on sys.path: pytest and
    what it imports. Ordinary: other packages pip or apt install (one bringing pygments, which pytest imports
    only to show a failure, included) and plain `.pth` path lines.
@@ -141,9 +141,10 @@ _SESSION_STDLIB = frozenset(
     uuid warnings weakref xml zipfile zipimport zlib""".split()  # noqa: SIM905 (a list of 150 names)
 )
 _SESSION_IMPORTS = _SESSION_STDLIB | _PYTEST_IMPORTS
-# Imported only to show a failure (highlighting, Windows colours), which the verifier's pytest record reports
-# anyway: a package that brings them along (rich brings pygments) is ordinary work.
-_SITE_IMPORTS = _PYTEST_IMPORTS - {"pygments", "colorama"}
+# What a passing pytest session imports from a site directory. Not listed: pygments and colorama (imported only
+# to show a failure, which the verifier's pytest record reports anyway) and packaging (only for `minversion`):
+# a package that brings one along or upgrades it (rich brings pygments, poetry a newer packaging) is ordinary.
+_SITE_IMPORTS = _PYTEST_IMPORTS - {"pygments", "colorama", "packaging"}
 _TAGGED_PYC = re.compile(r"^[^.]+\.[\w-]+(\.opt-\d+)?\.pyc$")
 _PYTHON_ALIAS = re.compile(r"^python(3(\.\d+)?)?$")
 _PYTHON_BINARY = re.compile(r"^python3\.\d+$")

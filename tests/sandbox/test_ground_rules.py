@@ -146,8 +146,8 @@ def test_a_change_to_how_the_runner_loads_is_ground(sandboxes, guarded, case):
 
 def test_ordinary_work_is_left_alone(sandboxes, guarded):
     """A `python` link to python3, directories without `__init__` named like standard modules, a profile file
-    no shell of the verifier reads, packages the tests do not use (one bringing pygments along), modules of
-    one's own with common names, bytecode caches."""
+    no shell of the verifier reads, packages the tests do not use (one bringing pygments along, a newer
+    packaging), modules of one's own with common names, bytecode caches."""
     script = "\n".join(
         [
             "set -e",
@@ -158,6 +158,7 @@ def test_ordinary_work_is_left_alone(sandboxes, guarded):
             "echo 'export EDITOR=vi' > /etc/profile.d/editor.sh && echo 'umask 022' >> /etc/bash.bashrc",
             f"mkdir -p {SITE}/requests {SITE}/pygments {SITE}/rich && touch {SITE}/requests/__init__.py",
             f"touch {SITE}/pygments/__init__.py {SITE}/rich/__init__.py",
+            f"mkdir -p {SITE}/packaging {SITE}/packaging-24.1.dist-info && touch {SITE}/packaging/__init__.py",
             "printf 'print(1)\\n' > /app/test.py && printf 'X = 1\\n' > /app/utils.py",
             "cd /app && python3 -c 'import utils' && python3 -m py_compile /app/test.py",
             "python -c 'print(1)'",
