@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from rsr_core.formats.reading import FormatError, decode_text, parse_json_bytes
+from rsr_core.system import inside
 
 MAX_INPUT_BYTES = 256 * 2**20
 """The largest file read into memory and parsed (JSON parsing needs several times the file's size)."""
@@ -58,11 +59,6 @@ def real(path: Path | str) -> Path:
         return Path(os.path.realpath(path))
     except OSError:
         return Path(os.path.abspath(path))
-
-
-def inside(path: Path, root: Path) -> bool:
-    """Is the resolved `path` the resolved `root` or under it?"""
-    return path == root or path.is_relative_to(root)
 
 
 def read_input(path: Path, root: Path, name: str | None = None, limit: int = MAX_INPUT_BYTES) -> bytes:

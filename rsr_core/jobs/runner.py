@@ -28,6 +28,7 @@ from rsr_core.rewrite.units import RewriteParams, stable_id
 from rsr_core.store import Store, queries
 from rsr_core.store import jobs as jobs_sql
 from rsr_core.store import pipeline as pipeline_sql
+from rsr_core.system import pid_alive
 
 Progress = Callable[[str, dict[str, dict[str, int]]], None]
 
@@ -44,13 +45,7 @@ def runner_alive(job: dict[str, Any]) -> bool:
         return False
     if host and host != socket.gethostname():
         return True
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return pid_alive(int(pid))
 
 
 T = TypeVar("T")

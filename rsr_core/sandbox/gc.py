@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import os
-
 import docker
 import docker.errors
 
 from rsr_core.sandbox.labels import LABEL, OWNER_LABEL, SNAPSHOT_REPOSITORY
+from rsr_core.system import pid_alive
 
 
 def _owner_gone(labels: dict[str, str]) -> bool:
     owner = labels.get(OWNER_LABEL)
-    return not (owner is not None and owner.isdigit() and _pid_alive(int(owner)))
+    return not (owner is not None and owner.isdigit() and pid_alive(int(owner)))
 
 
 def gc_containers(
@@ -49,13 +48,3 @@ def gc_snapshot_images(client: docker.DockerClient, everything: bool = False) ->
                 continue
             removed.extend(summary.get("RepoTags") or [summary["Id"].removeprefix("sha256:")[:12]])
     return removed
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

@@ -19,6 +19,7 @@ import docker.errors
 from rsr_core.errors import RsrError
 from rsr_core.models import Task
 from rsr_core.settings import Settings
+from rsr_core.system import inside
 
 BASE_PACKAGES = ("python3", "python3-pytest", "tmux", "procps")
 _NOT_CONTEXT = {
@@ -150,10 +151,6 @@ def _real(path: Path | str) -> Path:
     return Path(os.path.realpath(path))
 
 
-def _inside(path: Path, root: Path) -> bool:
-    return path == root or path.is_relative_to(root)
-
-
 def environment_context(task: Task) -> Path | None:
     """The task's Docker build context directory (holding a `Dockerfile`), if any.
 
@@ -164,7 +161,7 @@ def environment_context(task: Task) -> Path | None:
         for ctx in (root / "environment", root):
             if not os.path.lexists(ctx / "Dockerfile"):
                 continue
-            if not _inside(_real(ctx), _real(root)):
+            if not inside(_real(ctx), _real(root)):
                 raise ImageError(
                     f"task {task.task_id}: {ctx.name}/ resolves to {_real(ctx)}, outside the task directory; "
                     "not used as a build context"
@@ -251,13 +248,13 @@ class _ContextCopy:
 
     def _link(self, src: Path, dest: Path) -> None:
         target = _real(src)
-        if not _inside(target, self.root):
+        if not inside(target, self.root):
             raise self._refuse(src, f"symlink to {os.readlink(src)} resolves to {target}, outside the task")
         if not os.path.exists(src):
             raise self._refuse(src, f"dangling symlink to {os.readlink(src)}")
-        if any(_inside(target, hidden) for hidden in self.hidden):
+        if any(inside(target, hidden) for hidden in self.hidden):
             raise self._refuse(src, "symlink to the task's hidden tests or solution")
-        if _inside(target, self.ctx):
+        if inside(target, self.ctx):
             place = self.dest / target.relative_to(self.ctx)
             if not self._dry:
                 os.symlink(os.path.relpath(place, dest.parent), dest)
