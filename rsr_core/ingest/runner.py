@@ -30,8 +30,12 @@ from rsr_core.store import ingest_signatures
 from rsr_core.store.pipeline import store_carried_verdicts
 from rsr_core.store.store import Store
 
-BATCH_STEPS = 50_000
-BATCH_FILES = 500
+# A batch of trajectories is one transaction. DuckDB writes the full row groups (122,880 rows) of a large
+# transaction straight into the file; small batches went through its log and were compressed again at each
+# checkpoint, which cost the writing process a third of its CPU (benchmarks/RESULTS.md, ingest). BATCH_BYTES
+# still bounds what a batch holds in memory.
+BATCH_STEPS = 150_000
+BATCH_FILES = 3000
 BATCH_BYTES = 64 * 2**20
 """A batch is written once its files total this much (twenty files of one 50 MB observation each, held for
 one batch, took 5 GB)."""
