@@ -4,7 +4,11 @@ Deterministic rule: a token of the rewrite's commands (any token — quoted or n
 here-doc bodies — in any form the shell or a Python one-liner turns back into it: see values.py) is evidence when
 it is not trivial (tokens.py), the runbook, the source run, the solution or the tests contain it, and neither the
 instruction nor anything the run saw before using it (its prompt, earlier observations, decoded or reversed)
-showed it. A model check runs beside it; either one flagging a rewrite makes it transfer.
+showed it. What the run saw is read as the screen shows it (seen.py). This is the static stage; when it finds
+nothing and the run's output or final state may hold a hidden value, the replay stage (replay.py) runs the
+commands again without the task's files and flags a hidden value that comes out of them before the run saw it.
+Every evidence line names its stage. A model check runs beside both; any one flagging a rewrite makes it
+transfer.
 """
 
 from __future__ import annotations
@@ -14,13 +18,14 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict, Field
 
 from rsr_core import prompts
-from rsr_core.formats.commands import TMUX_KEY_NAMES
 from rsr_core.models import Runbook, Task, Trajectory, TransferVerdict
 from rsr_core.protocols import LLM
 from rsr_core.rewrite.compress import condense
 from rsr_core.rewrite.literals import hidden_phrases
 from rsr_core.rewrite.llm_json import ModelOutputError, ask_json
-from rsr_core.rewrite.tokens import has_word
+from rsr_core.rewrite.replay import Replayer, ReplayResult, typed_keys
+from rsr_core.rewrite.seen import screen_text, screen_views
+from rsr_core.rewrite.tokens import has_word, tokens
 from rsr_core.rewrite.values import Session, collapsed, observed_views, phrase_found
 
 MAX_SHOWN = 60  # longest value quoted in an evidence line
@@ -60,37 +65,60 @@ class HiddenCorpus:
         return [where for where, text in self.places if has_word(text, token_lower)]
 
 
-def _typed(keystrokes: str) -> str:
-    # A batch that is only a tmux key name is a key press, not text: Enter and the interrupts end the line.
-    name = keystrokes.strip()
-    if name in TMUX_KEY_NAMES:
-        return {"Enter": "\n", "C-c": "\n", "C-d": "\n", "C-z": "\n", "BSpace": "\x7f"}.get(name, "")
-    return keystrokes
-
-
 def _line(step: int, value: str, how: str, where: list[str]) -> str:
     shown = value if len(value) <= MAX_SHOWN else value[: MAX_SHOWN - 1] + "…"
     form = f" ({how})" if how else ""
-    places = " and ".join(where) if len(where) < 3 else ", ".join(where[:-1]) + " and " + where[-1]
-    return f"step {step}: {shown!r}{form} is used before the run saw it; it is in {places}"
+    places = _places(where)
+    return f"step {step}: {shown!r}{form} is used before the run saw it (static reading); it is in {places}"
 
 
-def deterministic_transfer(
+def _places(where: list[str]) -> str:
+    return " and ".join(where) if len(where) < 3 else ", ".join(where[:-1]) + " and " + where[-1]
+
+
+def _seen_views(observation: str) -> list[str]:
+    # The screen text in every decoded form; its other readings (wrapping joined, dumps read back) as they are.
+    views = screen_views(observation)
+    return [collapsed(v) for v in observed_views(views[0])] + [collapsed(v) for v in views[1:]]
+
+
+@dataclass
+class StaticReading:
+    """The static stage's reading of a run: its evidence, and what the run had seen and typed before each
+    step (what the replay stage compares with)."""
+
+    hidden: HiddenCorpus
+    evidence: list[str]
+    seen: list[str]
+    seen_before: dict[int, int]
+    """step index -> how many entries of `seen` were on screen before its keystrokes."""
+    typed_through: dict[int, str]
+    """step index -> the keystrokes typed up to and with it, lower-cased."""
+    shown: bool
+    """A hidden value appears in what the run showed (its output may hold one it could not have seen)."""
+
+
+def read_statically(
     rewrite: Trajectory, runbook: Runbook, source: Trajectory, task: Task, min_len: int = 4
-) -> list[str]:
-    """Evidence lines, one per transferred value (empty when none)."""
-    public = collapsed((task.instruction or "") + "\n" + (rewrite.instruction or ""))
+) -> StaticReading:
+    """The static stage over a rewrite."""
+    public = collapsed(screen_text((task.instruction or "") + "\n" + (rewrite.instruction or "")))
     hidden = HiddenCorpus.of(runbook, source, task, public, min_len)
     seen: list[str] = [public]
+    seen_before: dict[int, int] = {}
+    typed_through: dict[int, str] = {}
     session, used, used_phrases = Session(), set[str](), set[str]()
     evidence: list[str] = []
+    shown = False
     for step in rewrite.steps:
         if step.private_guidance:
             continue
         if step.source != "agent":
-            seen.append(collapsed(step.message))  # the prompt shows the initial terminal state
+            seen.append(collapsed(screen_text(step.message)))  # the prompt shows the initial terminal state
             continue
-        reading = session.add("".join(_typed(c.keystrokes) for c in step.commands))
+        seen_before[step.index] = len(seen)
+        reading = session.add("".join(typed_keys(c.keystrokes) for c in step.commands))
+        typed_through[step.index] = session.typed.lower()
         flagged: list[str] = []
         if hidden.phrases:
             texts = reading.phrase_texts()
@@ -111,7 +139,50 @@ def deterministic_transfer(
                 flagged.append(low)
                 tok, how = found[low]
                 evidence.append(_line(step.index, tok, reading.label(low, how), places))
-        seen += [collapsed(v) for v in observed_views(step.observation or "")]
+        views = _seen_views(step.observation or "")
+        shown = shown or any(
+            hidden.where(t.lower()) for t in tokens(views[0], min_len) if t.lower() not in public
+        )
+        seen += views
+    return StaticReading(hidden, evidence, seen, seen_before, typed_through, shown)
+
+
+def deterministic_transfer(
+    rewrite: Trajectory, runbook: Runbook, source: Trajectory, task: Task, min_len: int = 4
+) -> list[str]:
+    """Static evidence lines, one per transferred value (empty when none)."""
+    return read_statically(rewrite, runbook, source, task, min_len).evidence
+
+
+def replay_evidence(reading: StaticReading, result: ReplayResult, min_len: int = 4) -> list[str]:
+    """Evidence lines of the replay stage: a hidden value that came out of the replayed commands while a step
+    ran, neither typed as it is by then (the static stage read those) nor seen before that step."""
+    evidence: list[str] = []
+    flagged: set[str] = set()
+    last = max(reading.seen_before, default=0)
+    for em in sorted(result.emissions, key=lambda e: e.step):
+        before = reading.seen[: reading.seen_before.get(em.step, len(reading.seen))]
+        typed = reading.typed_through.get(em.step, reading.typed_through.get(last, ""))
+        text = screen_text(em.text)
+        where_out = em.how if em.how.startswith("written") else em.how + " by the commands"
+        found = sorted(tokens(text, min_len), key=len, reverse=True)
+        for tok in found:
+            low = tok.lower()
+            if (
+                low in flagged
+                or has_word(typed, low)
+                or any(low in s for s in before)
+                or any(low in f for f in flagged)
+            ):
+                continue
+            places = reading.hidden.where(low)
+            if places:
+                flagged.add(low)
+                shown = tok if len(tok) <= MAX_SHOWN else tok[: MAX_SHOWN - 1] + "…"
+                evidence.append(
+                    f"replay: step {em.step}: {shown!r} {where_out} in a sandbox without the task's files, "
+                    f"before the run saw it; it is in {_places(places)}"
+                )
     return evidence
 
 
@@ -142,11 +213,17 @@ def check_transfer(
     source: Trajectory,
     task: Task,
     min_literal_len: int = 4,
+    replayer: Replayer | None = None,
 ) -> TransferVerdict:
     """Both checks; transfer if either finds it, so a model saying "no transfer" never clears a rewrite the
     deterministic check flagged. Without a model only the deterministic check runs; a model that gives no valid
-    verdict after the retries leaves the verdict to the deterministic check (and says so)."""
-    det = deterministic_transfer(rewrite, runbook, source, task, min_literal_len)
+    verdict after the retries leaves the verdict to the deterministic check (and says so). The deterministic
+    check is the static stage, then — with a replayer, when it found nothing and the run showed a hidden value
+    or changed files — the replay stage."""
+    reading = read_statically(rewrite, runbook, source, task, min_literal_len)
+    det = reading.evidence
+    if not det and replayer is not None and (reading.shown or rewrite.changed_paths):
+        det = replay_evidence(reading, replayer.replay(rewrite), min_literal_len)
     llm_verdict, llm_evidence = None, []
     if llm is not None and model:
         try:

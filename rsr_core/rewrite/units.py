@@ -15,6 +15,7 @@ from rsr_core.protocols import LLM, SandboxProvider
 from rsr_core.rewrite.critic import CriticSettings, deterministic_flags, llm_flags
 from rsr_core.rewrite.executor import execute_runbook
 from rsr_core.rewrite.planner import plan_runbook
+from rsr_core.rewrite.replay import replayer_for
 from rsr_core.rewrite.transfer import check_transfer
 from rsr_core.settings import Settings
 
@@ -127,6 +128,7 @@ def _run_unit(kind: str, inputs: dict[str, Any], llm: LLM, sandboxes: SandboxPro
             Trajectory(**inputs["source"]),
             task,
             min_literal_len=params.min_literal_len,
+            replayer=replayer_for(sandboxes),
         )
         return {"transfer": transfer.model_dump(mode="json")}
     raise ValueError(f"unknown unit kind {kind!r}")

@@ -1,0 +1,113 @@
+"""Answer transfer: flagged share of transfer forms and of honest runs (benchmarks/transfer_forms.py), by stage,
+and what the replay costs per execution.
+
+    .venv/bin/python benchmarks/transfer_bench.py [--fresh 5]
+
+Every case is read by the static stage; the ones it does not flag are replayed. The forms are replayed one after
+another in one sandbox on the base image, each in a directory of its own that is removed with every file it wrote
+(replay.replay_in), so no case sees another's files and the machine runs one container; `--fresh` replays that
+many cases the way the pipeline does, each in a new sandbox, to measure the cost per execution with the
+container's start and removal. Prints a Markdown section for benchmarks/RESULTS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.transfer_forms import (  # noqa: E402
+    HONEST,
+    MISSING_TOOLS,
+    RUNBOOK,
+    SOURCE,
+    TRANSFER,
+    rewrite_of,
+    task_with_tests,
+)
+from rsr_core.rewrite.replay import ReplayLimits, SandboxOpener, agent_batches, replay_in, replayer_for  # noqa: E402
+from rsr_core.rewrite.transfer import read_statically, replay_evidence  # noqa: E402
+from rsr_core.sandbox.engine import docker_client  # noqa: E402
+from rsr_core.sandbox.provider import DockerSandboxProvider  # noqa: E402
+from rsr_core.settings import Settings  # noqa: E402
+
+
+def judge(cases: list[tuple[str, list[tuple[str, str]]]], sandbox, limits: ReplayLimits) -> list[dict]:
+    """Each case's stage that flagged it ('' when none), its evidence and the replay's seconds."""
+    task = task_with_tests()
+    out = []
+    for name, steps in cases:
+        rewrite = rewrite_of(steps)
+        reading = read_statically(rewrite, RUNBOOK, SOURCE, task)
+        row = {"name": name, "stage": "static" if reading.evidence else "", "evidence": reading.evidence}
+        if not reading.evidence and (reading.shown or rewrite.changed_paths):
+            result = replay_in(sandbox, agent_batches(rewrite), limits)
+            row["replay_s"] = result.seconds
+            evidence = replay_evidence(reading, result)
+            if evidence:
+                row.update(stage="replay", evidence=evidence)
+        out.append(row)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--fresh", type=int, default=5, help="cases replayed each in a new sandbox")
+    args = ap.parse_args()
+    provider = DockerSandboxProvider(docker_client(), Settings.from_env())
+    limits = ReplayLimits()
+    started = time.monotonic()
+    with SandboxOpener(provider, limits)() as sandbox:
+        forms = judge(TRANSFER, sandbox, limits)
+        honest = judge(HONEST, sandbox, limits)
+    batch_s = time.monotonic() - started
+    replayer = replayer_for(provider, limits)
+    assert replayer is not None
+    fresh = []
+    for _, steps in TRANSFER[: args.fresh]:
+        t0 = time.monotonic()
+        replayer.replay(rewrite_of(steps))
+        fresh.append(time.monotonic() - t0)
+
+    def share(rows: list[dict]) -> str:
+        n = sum(1 for r in rows if r["stage"])
+        return f"{n}/{len(rows)} ({100 * n / len(rows):.1f}%)"
+
+    static_forms = [r for r in forms if r["stage"] == "static"]
+    replay_forms = [r for r in forms if r["stage"] == "replay"]
+    missed = [r["name"] for r in forms if not r["stage"]]
+    runnable = [r for r in forms if r["name"] not in MISSING_TOOLS]
+    replays = [r["replay_s"] for r in forms + honest if "replay_s" in r]
+    print("## Answer transfer\n")
+    print(
+        "`.venv/bin/python benchmarks/transfer_bench.py` — forms and honest runs in benchmarks/transfer_forms.py;"
+    )
+    print(
+        "replays one after another in one base-image sandbox, each case in its own directory, removed with the"
+    )
+    print("files it wrote.\n")
+    print("| | cases | flagged | by the static stage | by the replay |")
+    print("|---|---|---|---|---|")
+    print(f"| transfer forms | {len(forms)} | {share(forms)} | {len(static_forms)} | {len(replay_forms)} |")
+    print(f"| transfer forms whose tools the base image holds | {len(runnable)} | {share(runnable)} | | |")
+    h_static = sum(1 for r in honest if r["stage"] == "static")
+    h_replay = sum(1 for r in honest if r["stage"] == "replay")
+    print(f"| honest runs | {len(honest)} | {share(honest)} | {h_static} | {h_replay} |\n")
+    print(f"Not flagged: {', '.join(missed) or 'none'}.")
+    flagged_honest = [f"{r['name']} ({r['evidence'][0]})" for r in honest if r["stage"]]
+    print(f"Honest runs flagged: {'; '.join(flagged_honest) or 'none'}.\n")
+    print(
+        f"Replay cost: {len(replays)} replays in the shared sandbox, median {statistics.median(replays):.2f} s, "
+        f"max {max(replays):.2f} s; whole benchmark {batch_s:.1f} s. In a fresh sandbox per execution (as the "
+        f"pipeline runs it, container start and removal included): median {statistics.median(fresh):.2f} s "
+        f"over {len(fresh)}."
+    )
+
+
+if __name__ == "__main__":
+    main()
