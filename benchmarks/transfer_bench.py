@@ -1,13 +1,14 @@
 """Answer transfer: flagged share of transfer forms and of honest runs (benchmarks/transfer_forms.py), by stage,
 and what the replay costs per execution.
 
-    .venv/bin/python benchmarks/transfer_bench.py [--fresh 5]
+    .venv/bin/python benchmarks/transfer_bench.py [--fresh 5] [--write]
 
 Every case is read by the static stage; the ones it does not flag are replayed. The forms are replayed one after
-another in one sandbox on the base image, each in a directory of its own that is removed with every file it wrote
-(replay.replay_in), so no case sees another's files and the machine runs one container; `--fresh` replays that
+another in one sandbox on the base image (replay.replay_in): each replay's files, every file it wrote and every
+process it left are removed before the next starts, and the cases write distinct names, so no case sees
+another's work and the machine runs one container; `--fresh` replays that
 many cases the way the pipeline does, each in a new sandbox, to measure the cost per execution with the
-container's start and removal. Prints a Markdown section for benchmarks/RESULTS.md.
+container's start and removal. Prints a Markdown section; `--write` puts it in benchmarks/RESULTS.md.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.results import replace_sections  # noqa: E402
 from benchmarks.transfer_forms import (  # noqa: E402
     HONEST,
     MISSING_TOOLS,
@@ -58,6 +60,7 @@ def judge(cases: list[tuple[str, list[tuple[str, str]]]], sandbox, limits: Repla
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--fresh", type=int, default=5, help="cases replayed each in a new sandbox")
+    ap.add_argument("--write", action="store_true", help="write the section into benchmarks/RESULTS.md")
     args = ap.parse_args()
     provider = DockerSandboxProvider(docker_client(), Settings.from_env())
     limits = ReplayLimits()
@@ -74,6 +77,9 @@ def main() -> None:
         replayer.replay(rewrite_of(steps))
         fresh.append(time.monotonic() - t0)
 
+    lines: list[str] = []
+    say = lines.append  # the section, printed or written into RESULTS.md
+
     def share(rows: list[dict]) -> str:
         n = sum(1 for r in rows if r["stage"])
         return f"{n}/{len(rows)} ({100 * n / len(rows):.1f}%)"
@@ -83,30 +89,39 @@ def main() -> None:
     missed = [r["name"] for r in forms if not r["stage"]]
     runnable = [r for r in forms if r["name"] not in MISSING_TOOLS]
     replays = [r["replay_s"] for r in forms + honest if "replay_s" in r]
-    print("## Answer transfer\n")
-    print(
+    say("## Answer transfer\n")
+    say(
         "`.venv/bin/python benchmarks/transfer_bench.py` — forms and honest runs in benchmarks/transfer_forms.py;"
     )
-    print(
+    say(
         "replays one after another in one base-image sandbox, each case in its own directory, removed with the"
     )
-    print("files it wrote.\n")
-    print("| | cases | flagged | by the static stage | by the replay |")
-    print("|---|---|---|---|---|")
-    print(f"| transfer forms | {len(forms)} | {share(forms)} | {len(static_forms)} | {len(replay_forms)} |")
-    print(f"| transfer forms whose tools the base image holds | {len(runnable)} | {share(runnable)} | | |")
+    say("files it wrote.\n")
+    say("| | cases | flagged | by the static stage | by the replay |")
+    say("|---|---|---|---|---|")
+    say(f"| transfer forms | {len(forms)} | {share(forms)} | {len(static_forms)} | {len(replay_forms)} |")
+    say(f"| transfer forms whose tools the base image holds | {len(runnable)} | {share(runnable)} | | |")
     h_static = sum(1 for r in honest if r["stage"] == "static")
     h_replay = sum(1 for r in honest if r["stage"] == "replay")
-    print(f"| honest runs | {len(honest)} | {share(honest)} | {h_static} | {h_replay} |\n")
-    print(f"Not flagged: {', '.join(missed) or 'none'}.")
+    say(f"| honest runs | {len(honest)} | {share(honest)} | {h_static} | {h_replay} |\n")
+    say(f"Not flagged: {', '.join(missed) or 'none'}.")
     flagged_honest = [f"{r['name']} ({r['evidence'][0]})" for r in honest if r["stage"]]
-    print(f"Honest runs flagged: {'; '.join(flagged_honest) or 'none'}.\n")
-    print(
+    say(f"Honest runs flagged: {'; '.join(flagged_honest) or 'none'}.\n")
+    say(
         f"Replay cost: {len(replays)} replays in the shared sandbox, median {statistics.median(replays):.2f} s, "
         f"max {max(replays):.2f} s; whole benchmark {batch_s:.1f} s. In a fresh sandbox per execution (as the "
         f"pipeline runs it, container start and removal included): median {statistics.median(fresh):.2f} s "
         f"over {len(fresh)}."
     )
+    say(
+        "\nThe forms the replay cannot judge use tools the base image does not hold (ed, dc, jq, openssl): there "
+        "the command is not found and nothing comes out. The honest run flagged shows the code in two pieces on "
+        "two lines and types them joined; the static stage reads a value assembled from pieces as the value."
+    )
+    text = "\n".join(lines) + "\n"
+    sys.stdout.write(text)
+    if args.write:
+        replace_sections(ROOT / "benchmarks" / "RESULTS.md", {"Answer transfer": text})
 
 
 if __name__ == "__main__":

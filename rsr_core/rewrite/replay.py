@@ -192,8 +192,8 @@ def _parse(output: str, tag: str, first: int) -> tuple[list[Emission], bool]:
 
 
 def replay_in(sandbox: Sandbox, batches: list[tuple[int, str]], limits: ReplayLimits) -> ReplayResult:
-    """Replay the batches in an open sandbox, in a directory of their own (removed afterwards, with every file
-    they wrote), and collect what came out."""
+    """Replay the batches in an open sandbox (its working directory /app) and collect what came out; the
+    replay's own files, every file it wrote and every process it left are removed afterwards."""
     started = time.monotonic()
     if not batches:
         return ReplayResult((), 0.0, False)

@@ -25,6 +25,7 @@ from rsr_core.rewrite.literals import hidden_phrases
 from rsr_core.rewrite.llm_json import ModelOutputError, ask_json
 from rsr_core.rewrite.replay import Replayer, ReplayResult, typed_keys
 from rsr_core.rewrite.seen import screen_text, screen_views
+from rsr_core.rewrite.stages import REPLAY_MARK, STATIC_MARK
 from rsr_core.rewrite.tokens import has_word, tokens
 from rsr_core.rewrite.values import Session, collapsed, observed_views, phrase_found
 
@@ -69,7 +70,7 @@ def _line(step: int, value: str, how: str, where: list[str]) -> str:
     shown = value if len(value) <= MAX_SHOWN else value[: MAX_SHOWN - 1] + "…"
     form = f" ({how})" if how else ""
     places = _places(where)
-    return f"step {step}: {shown!r}{form} is used before the run saw it (static reading); it is in {places}"
+    return f"step {step}: {shown!r}{form} is used before the run saw it {STATIC_MARK}; it is in {places}"
 
 
 def _places(where: list[str]) -> str:
@@ -180,7 +181,7 @@ def replay_evidence(reading: StaticReading, result: ReplayResult, min_len: int =
                 flagged.add(low)
                 shown = tok if len(tok) <= MAX_SHOWN else tok[: MAX_SHOWN - 1] + "…"
                 evidence.append(
-                    f"replay: step {em.step}: {shown!r} {where_out} in a sandbox without the task's files, "
+                    f"{REPLAY_MARK}step {em.step}: {shown!r} {where_out} in a sandbox without the task's files, "
                     f"before the run saw it; it is in {_places(places)}"
                 )
     return evidence

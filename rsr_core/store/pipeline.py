@@ -185,7 +185,8 @@ def funnel(cur: duckdb.DuckDBPyConnection) -> dict[str, Any]:
     """`rsr stats funnel`. Runbooks count every round; each lands in exactly one status of the `runbook_status`
     view (critic_pending, critic_rejected, approved, pending_review, human_rejected), so those buckets sum to
     `runbooks`. verified excludes runs that tampered with the verifier; answer_transfer counts verified
-    rewrites flagged; kept follows the `rewrite_status` view."""
+    rewrites flagged, answer_transfer_replay those of them the replay stage flagged; kept follows the
+    `rewrite_status` view."""
     rb = one(
         cur,
         """
@@ -205,8 +206,12 @@ def funnel(cur: duckdb.DuckDBPyConnection) -> dict[str, Any]:
                    count(DISTINCT r.source_trajectory_id) FILTER (WHERE r.kept),
                    count(*) FILTER (WHERE r.verifier_tampered),
                    -- the tests wrote reward 1 that the verifier's pytest record contradicts (scored 0)
-                   count(*) FILTER (WHERE json_extract_string(t.extra, '$.verifier_inconsistent') IS NOT NULL)
-            FROM rewrite_status r JOIN trajectories t USING (trajectory_id)""",
+                   count(*) FILTER (WHERE json_extract_string(t.extra, '$.verifier_inconsistent') IS NOT NULL),
+                   -- flagged by the replay stage: its evidence lines begin "replay: " (rsr_core/rewrite/transfer.py)
+                   count(*) FILTER (WHERE r.verified AND r.answer_transfer
+                                    AND len(list_filter(tc.deterministic_evidence, lambda e: starts_with(e, 'replay: '))) > 0)
+            FROM rewrite_status r JOIN trajectories t USING (trajectory_id)
+            LEFT JOIN transfer_checks tc USING (trajectory_id)""",
     )
     assert rb is not None and ex is not None
     kept, kept_sources = ex[3], ex[4]
@@ -223,6 +228,7 @@ def funnel(cur: duckdb.DuckDBPyConnection) -> dict[str, Any]:
         "verifier_inconsistent": ex[6],
         "verified": ex[1],
         "answer_transfer": ex[2],
+        "answer_transfer_replay": ex[7],
         "kept": kept,
         "expansion_ratio": kept / kept_sources if kept_sources else 0.0,
     }

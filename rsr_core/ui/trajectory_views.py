@@ -13,6 +13,7 @@ import streamlit as st
 
 from rsr_core.analysis.cost import cost_usd
 from rsr_core.models import Trajectory
+from rsr_core.rewrite.stages import evidence_stage
 from rsr_core.store import app_queries, pipeline, queries
 from rsr_core.store.columns import parse_time
 from rsr_core.ui.context import AppServices
@@ -280,8 +281,12 @@ def not_kept_reasons(status: dict) -> list[str]:
     elif not status["verified"]:
         reasons.append(f"not verified (reward {status['reward']})")
     if status["answer_transfer"]:
-        evidence = "; ".join(status.get("evidence") or [])[:600]
-        reasons.append("answer transfer" + (f": {evidence}" if evidence else ""))
+        lines = status.get("evidence") or []
+        stages = ", ".join(sorted({evidence_stage(e) for e in lines}))  # which stage of the check found it
+        evidence = "; ".join(lines)[:600]
+        reasons.append(
+            "answer transfer" + (f" ({stages})" if stages else "") + (f": {evidence}" if evidence else "")
+        )
     if status["human_rejected"]:
         reasons.append("its runbook was rejected by a reviewer")
     return reasons or ["unknown"]

@@ -61,6 +61,7 @@ def test_leaky_runbook_is_flagged_replanned_and_the_funnel_adds_up(db, seeded, s
         "verifier_inconsistent": 0,
         "verified": 4,
         "answer_transfer": 1,
+        "answer_transfer_replay": 0,
         "kept": 3,
         "expansion_ratio": 3.0,
     }

@@ -203,3 +203,53 @@ def test_what_a_replay_leaves_running_is_ended_with_it(base_sandbox):
     result = replay_in(base_sandbox, [(2, "sleep 60 &\n"), (3, "echo done\n")], ReplayLimits())
     assert not result.timed_out and time.monotonic() - started < 2.5
     assert "sleep 60" not in base_sandbox.exec("ps -eo args").output
+
+
+def test_the_funnel_and_the_studio_tell_the_two_stages_apart(tmp_path):
+    import json
+    import subprocess
+    from pathlib import Path
+
+    from rsr_core.models import TransferVerdict
+    from rsr_core.rewrite.stages import evidence_stage
+    from rsr_core.store import Store
+    from rsr_core.store import pipeline as pipeline_sql
+    from rsr_core.ui.trajectory_views import not_kept_reasons
+
+    static = deterministic_transfer(
+        rewrite_of([(f"echo {CODE} > /app/code.txt\n", "")]), RUNBOOK, SOURCE, TASK
+    )
+    replayed = _replayed([("sh /tmp/x\n", "")], [Emission(2, "written in /app/code.txt", CODE)])
+    assert [evidence_stage(e) for e in static + replayed + ["the model says so"]] == [
+        "static",
+        "replay",
+        "model",
+    ]
+    db = tmp_path / "f.duckdb"
+    store = Store(db)
+    runs = [
+        rewrite_of([("true\n", "")], tid).model_copy(update={"source_trajectory_id": "src"}) for tid in "abc"
+    ]
+    store.write_trajectories(runs)
+    cur = store.cursor()
+    for tid, evidence in (("a", static), ("b", replayed)):
+        pipeline_sql.insert_transfer(
+            cur, TransferVerdict(trajectory_id=tid, answer_transfer=True, deterministic_evidence=evidence)
+        )
+    store.close()
+    rsr = Path(__file__).resolve().parents[2] / ".venv" / "bin" / "rsr"
+    done = subprocess.run(
+        [str(rsr), "stats", "funnel", "--db", str(db), "--json"], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    funnel = json.loads(done.stdout)
+    assert (
+        funnel["verified"],
+        funnel["answer_transfer"],
+        funnel["answer_transfer_replay"],
+        funnel["kept"],
+    ) == (3, 2, 1, 1)
+    status = {"verifier_tampered": False, "verified": True, "answer_transfer": True, "human_rejected": False}
+    (reason,) = not_kept_reasons({**status, "evidence": replayed})
+    assert reason.startswith("answer transfer (replay): replay: step 2:")
+    assert not_kept_reasons({**status, "evidence": static})[0].startswith("answer transfer (static): step 2:")
