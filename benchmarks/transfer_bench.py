@@ -91,12 +91,12 @@ def main() -> None:
     replays = [r["replay_s"] for r in forms + honest if "replay_s" in r]
     say("## Answer transfer\n")
     say(
-        "`.venv/bin/python benchmarks/transfer_bench.py` — forms and honest runs in benchmarks/transfer_forms.py;"
+        f"`.venv/bin/python benchmarks/transfer_bench.py --fresh {args.fresh} --write` — the forms and honest runs "
+        "of benchmarks/transfer_forms.py (none taken from the issue), read by the static stage; those it does not "
+        "flag replayed one after another in one sandbox on the base image (each replay's own files, the files it "
+        "wrote and the processes it left are removed before the next; the cases write distinct names), so the "
+        "machine runs one container instead of one per case.\n"
     )
-    say(
-        "replays one after another in one base-image sandbox, each case in its own directory, removed with the"
-    )
-    say("files it wrote.\n")
     say("| | cases | flagged | by the static stage | by the replay |")
     say("|---|---|---|---|---|")
     say(f"| transfer forms | {len(forms)} | {share(forms)} | {len(static_forms)} | {len(replay_forms)} |")
