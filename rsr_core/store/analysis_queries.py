@@ -13,6 +13,7 @@ import pandas as pd
 import pyarrow as pa
 
 from rsr_core.store import pipeline, queries
+from rsr_core.store.sql import registered
 
 # Rewrites that passed the verifier, of a known task; the pair population of the similarity analysis.
 PASSED_REWRITES_SQL = """
@@ -94,3 +95,29 @@ def coverage(cur: duckdb.DuckDBPyConnection) -> dict[str, Any]:
 def funnel(cur: duckdb.DuckDBPyConnection) -> dict[str, Any]:
     """`rsr stats funnel` figures, expansion ratio included (delegates to the one implementation)."""
     return pipeline.funnel(cur)
+
+
+def median_pairs(cur: duckdb.DuckDBPyConnection, metric: str, task_ids: list[str]) -> pd.DataFrame:
+    """Per task (of `task_ids`) and relation (same / cross runbook), the stored pair whose `metric` score is
+    closest to the median of that box: group (the task), relation, trajectory_a, trajectory_b, value. The
+    Similarity page names it on hover and opens it on a click."""
+    from rsr_core.store.similarity_store import METRIC_COLUMNS
+
+    if metric not in METRIC_COLUMNS:
+        raise ValueError(f"unknown metric {metric!r}")
+    ids = pa.table({"task_id": pa.array(task_ids, pa.string())})
+    with registered(cur, "_median_tasks", ids):
+        return cur.execute(
+            f"""
+        WITH p AS (
+            SELECT p.task_id, CASE WHEN p.same_runbook THEN 'same' ELSE 'cross' END AS relation,
+                   p.trajectory_a, p.trajectory_b, p."{metric}" AS value
+            FROM similarity_pairs p SEMI JOIN _median_tasks USING (task_id)
+        ), m AS (SELECT task_id, relation, quantile_cont(value, 0.5) AS median FROM p GROUP BY ALL)
+        SELECT p.task_id AS "group", p.relation,
+               arg_min(p.trajectory_a, (abs(p.value - m.median), p.trajectory_a, p.trajectory_b)) AS trajectory_a,
+               arg_min(p.trajectory_b, (abs(p.value - m.median), p.trajectory_a, p.trajectory_b)) AS trajectory_b,
+               arg_min(p.value, (abs(p.value - m.median), p.trajectory_a, p.trajectory_b)) AS value
+        FROM p JOIN m USING (task_id, relation) GROUP BY ALL ORDER BY ALL
+        """
+        ).fetch_df()

@@ -19,11 +19,13 @@ import pandas as pd
 from rsr_core.analysis.distribution import group_stats
 from rsr_core.analysis.pair_metrics import METRICS
 from rsr_core.analysis.similarity_refresh import refresh
+from rsr_core.store import analysis_queries
 from rsr_core.store import similarity_store as stored
 from rsr_core.ui.context import AppServices
 from rsr_core.ui.data import Cursor, cached, cached_by
 
-HEATMAP_TRAJECTORIES = 60  # the heatmap of a larger task shows a seeded sample of its trajectories
+HEATMAP_TRAJECTORIES = 40  # the heatmap of a larger task shows a seeded sample of its trajectories (each cell
+# carries its own hover text)
 
 
 @cached
@@ -79,6 +81,12 @@ def grouped_stats(cur: Cursor, metric: str, by: str, task_ids: tuple[str, ...] |
 def task_pairs(cur: Cursor) -> pd.DataFrame:
     """task_id, pairs of the tasks with stored pairs, most pairs first."""
     return stored.task_pair_counts(cur)
+
+
+@cached_by(scores_version)
+def median_pairs(cur: Cursor, metric: str, task_ids: tuple[str, ...]) -> pd.DataFrame:
+    """Per task and relation, the stored pair closest to the box's median (hover names it, a click opens it)."""
+    return analysis_queries.median_pairs(cur, metric, list(task_ids))
 
 
 @cached_by(scores_version)

@@ -8,7 +8,6 @@ import streamlit as st
 
 from rsr_core.analysis.coverage import funnel_frame, harness_frame, upset_frame
 from rsr_core.store import analysis_queries, app_queries, pipeline, queries
-from rsr_core.ui.chart_image import HALF
 from rsr_core.ui.data import Cursor, cached
 
 
@@ -29,21 +28,20 @@ def overview_figures(cur: Cursor) -> dict[str, Any]:
 
 def overview_charts(fig: dict[str, Any]) -> dict[str, Any]:
     """The Overview's charts, built once per content of their data (a commit that does not change coverage or
-    the funnel, such as a new eval run, rebuilds nothing), at the widths the page draws them."""
+    the funnel, such as a new eval run, rebuilds nothing)."""
     coverage, funnel = fig["coverage"], fig["funnel"]
     out = {}
     if coverage["harnesses"]:
-        bars = _chart("coverage_bars", fig["harness"], coverage["union_solved"])
-        out["coverage_bars"] = {**bars, "width": HALF}  # one of two columns
-        out["coverage_upset"] = _chart("coverage_upset", fig["upset"])  # as wide as its intersections
+        out["coverage_bars"] = _chart("coverage_bars", fig["harness"], coverage["union_solved"])
+        out["coverage_upset"] = _chart("coverage_upset", fig["upset"])
     if funnel["runbooks"] or funnel["executions"]:
-        out["funnel"] = _chart("funnel_chart", fig["funnel_frame"], funnel["expansion_ratio"])  # page-wide
+        out["funnel"] = _chart("funnel", fig["funnel_frame"], funnel["expansion_ratio"])
     return out
 
 
 @st.cache_resource(show_spinner=False, max_entries=12)
 def _chart(builder: str, *data: Any) -> Any:
-    """One Vega-Lite spec of `rsr_core.count_charts`, keyed by the content of its (small) data frames."""
-    from rsr_core import count_charts
+    """One plotly figure of `rsr_core.ui.plots`, keyed by the content of its (small) data frames."""
+    from rsr_core.ui import plots
 
-    return getattr(count_charts, builder)(*data)
+    return getattr(plots, builder)(*data)

@@ -30,8 +30,8 @@ NAVIGATION = Path(__file__).resolve().parent / "navigation.py"
 MODULES = (
     "pandas",
     "pyarrow",
-    "rsr_core.charts",
-    "vl_convert",
+    "plotly.graph_objects",
+    "rsr_core.ui.plots",
     "rsr_core.ui.widgets",
     "rsr_core.ui.overview_data",
     "rsr_core.ui.trajectory_views",
@@ -55,10 +55,9 @@ _LOG = logging.getLogger("rsr_core.ui")
 
 def _first_reads() -> None:
     """Open the store for RSR_DB and fill the caches the Overview and the list read first."""
-    from rsr_core import charts
     from rsr_core.analysis.pair_metrics import METRICS
     from rsr_core.settings import Settings
-    from rsr_core.ui import analysis_data, chart_image, rewrite_views, trajectory_views
+    from rsr_core.ui import analysis_data, plots, rewrite_views, trajectory_views
     from rsr_core.ui.overview_data import overview_charts, overview_figures
     from rsr_core.ui.widgets import _scripted_share, services_for, summary
 
@@ -73,15 +72,14 @@ def _first_reads() -> None:
     if not (counts["tasks"] or sum(counts["trajectories"].values())):
         return
     _scripted_share(ctx)
-    chart_image.warm_up()
-    for spec in overview_charts(overview_figures(ctx)).values():
-        chart_image.svg(spec)
+    for fig in overview_charts(overview_figures(ctx)).values():
+        fig.to_json()  # plotly validates and encodes a figure's first JSON slowly
     trajectory_views._facets(ctx)  # noqa: SLF001 - the list's first read
     if not analysis_data.state(ctx)["current"]:
         analysis_data.background_refresh(ctx)
     elif analysis_data.state(ctx)["pairs"]:  # the Similarity page's first view, as it reads it
         stats = analysis_data.metric_stats(ctx, METRICS)
-        chart_image.svg(charts.similarity_by_metric(stats, "box"))
+        plots.by_metric(stats, "box").figure.to_json()
         analysis_data.summary_table(ctx, METRICS)
         tasks = list(analysis_data.task_pairs(ctx)["task_id"])
         analysis_data.grouped_stats(ctx, METRICS[0], "task_id", tuple(tasks[:20]))

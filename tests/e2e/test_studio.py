@@ -69,36 +69,29 @@ def test_every_page_renders_with_the_scripted_data_banner(studio, page):
         shot(page, path or "overview")
 
 
-# The start of a page function reading the page's charts: `charts()` parses every SVG image on the page (the
-# studio's charts are drawn on the server) into a document to query.
+# The start of a page function reading the page's charts: `charts()` gives every plotly figure drawn on the page
+# (its graph div: the data as plotly.js resolved it in `_fullData`, its layout in `_fullLayout`).
 CHARTS = r"""() => {
-  const charts = () => [...document.querySelectorAll('img')]
-    .filter((i) => i.src.startsWith('data:image/svg+xml;base64,'))
-    .map((i) => {
-      const bytes = Uint8Array.from(atob(i.src.split(',')[1]), (c) => c.charCodeAt(0));
-      return new DOMParser().parseFromString(new TextDecoder().decode(bytes), 'image/svg+xml');
-    });"""
+  const charts = () => [...document.querySelectorAll('.js-plotly-plot')].filter((g) => g._fullLayout);
+  // Streamlit's theme writes a title in bold (<b>...</b>): the text without its tags.
+  const title = (g) => ((g._fullLayout.title && g._fullLayout.title.text) || '').replace(/<[^>]*>/g, '');"""
 
 
 def test_overview_funnel_has_every_stage_with_the_clis_counts(studio, page):
     funnel = studio.rsr_json("stats", "funnel")
     page.goto(studio.url)
     shown(page, "Rewrite funnel")
-    # The chart is an SVG image: each bar names its label and count (aria-label), the axis its ticks.
+    # A plotly figure: each bar's label and count as plotly.js drew them, the count axis's tick labels.
     read = (
         CHARTS
         + r"""
-      const chart = charts().find((c) =>
-        [...c.querySelectorAll('.role-title text')].some((t) => t.textContent.startsWith('Rewrite funnel')));
-      if (!chart) return null;
+      const chart = charts().find((g) => title(g).startsWith('Rewrite funnel'));
+      if (!chart || !chart.querySelector('.xtick text')) return null;
       const bars = {};
-      for (const bar of chart.querySelectorAll('.mark-rect path')) {
-        const parts = Object.fromEntries((bar.getAttribute('aria-label') || '').split('; ').map((p) => p.split(': ')));
-        if (parts.label) bars[parts.label] = parts.count;
+      for (const trace of chart._fullData) {
+        for (let i = 0; i < trace.y.length; i++) bars[trace.y[i]] = Number(trace.x[i]).toLocaleString('en-US');
       }
-      const axis = [...chart.querySelectorAll('.role-axis')].find((a) =>
-        (a.getAttribute('aria-label') || '').startsWith('X-axis'));
-      const ticks = axis ? [...axis.querySelectorAll('.role-axis-label text')].map((e) => e.textContent) : [];
+      const ticks = [...chart.querySelectorAll('.xtick text')].map((e) => e.textContent);
       return Object.keys(bars).length ? {bars, ticks} : null;
     }"""
     )
@@ -660,38 +653,64 @@ def test_a_page_opened_by_its_address_connects_to_the_server_at_once(studio, pag
         assert any(u.startswith(f"{url}/_stcore/") for u in asked)  # where the server is, was asked
 
 
-def test_similarity_heatmap_draws_every_stored_pair_of_the_task_in_both_halves(studio, page):
-    """The heatmap (a Vega-Lite chart whose cells name their row and column through a lookup, rendered to an SVG
-    image) draws one cell per stored pair and its mirror, each of a visible size, with the stored score."""
-    page.goto(f"{studio.url}/similarity")
+HEATMAP = (
+    CHARTS
+    + r"""
+  const chart = charts().find((g) => title(g).endsWith('by runbook'));
+  if (!chart || !chart.querySelector('.point')) return null;
+  const trace = chart._fullData[0];
+  const [xa, ya] = [chart._fullLayout.xaxis, chart._fullLayout.yaxis];
+  const box = chart.getBoundingClientRect();
+  const cells = trace.hovertext.map((text, i) => {
+    const [row, column] = text.replace(/^row /, '').split('<br>column ');
+    return {row, column, value: trace.marker.color[i], size: trace.marker.size,
+            px: box.left + xa._offset + xa.l2p(trace.x[i]), py: box.top + ya._offset + ya.l2p(trace.y[i])};
+  });
+  return {title: title(chart), cells, drawn: chart.querySelectorAll('.point').length};
+}"""
+)
+
+
+def _heatmap(page) -> dict:
     shown(page, "pairwise heatmap of one task")
     page.get_by_text("pairwise heatmap of one task").click()
-    read = (
-        CHARTS
-        + r"""
-      const chart = charts().find((c) =>
-        [...c.querySelectorAll('.role-title text')].some((t) => t.textContent.endsWith('by runbook')));
-      if (!chart) return null;
-      const cells = [...chart.querySelectorAll('.mark-rect.role-mark path')].map((p) => {
-        // A cell's path: M x,y h width v height h -width Z.
-        const [, width, height] = (p.getAttribute('d') || '').match(/h([\d.]+)v([\d.]+)/) || [0, 0, 0];
-        const parts = Object.fromEntries((p.getAttribute('aria-label') || '').split('; ').map((x) => x.split(': ')));
-        return {row: parts.row, column: parts.column, value: parts.exact, width: +width, height: +height};
-      });
-      const title = chart.querySelector('.role-title text').textContent;
-      return cells.length ? {title, cells} : null;
-    }"""
-    )
-    page.wait_for_function(read, timeout=TIMEOUT_MS)
-    drawn = page.evaluate(read)
+    page.wait_for_function(HEATMAP, timeout=TIMEOUT_MS)
+    page.locator(".js-plotly-plot").last.scroll_into_view_if_needed()
+    return page.evaluate(HEATMAP)
+
+
+def test_similarity_heatmap_draws_every_stored_pair_of_the_task_in_both_halves(studio, page):
+    """The heatmap (a plotly figure: a square marker per cell, hover naming its row and column) draws one cell per
+    stored pair and its mirror, each of a visible size, with the stored score."""
+    page.goto(f"{studio.url}/similarity")
+    drawn = _heatmap(page)
     task = drawn["title"].split(": ", 1)[1].removesuffix(" by runbook")
     stored = _query(
         studio, "SELECT trajectory_a, trajectory_b, exact FROM similarity_pairs WHERE task_id = ?", [task]
     )
     assert stored, f"no stored pairs for {task!r}"
     cells = {(c["row"].split(" · ")[-1], c["column"].split(" · ")[-1]): c for c in drawn["cells"]}
-    assert len(cells) == len(drawn["cells"]) == 2 * len(stored)  # every pair, both halves, nothing else
+    assert len(cells) == len(drawn["cells"]) == drawn["drawn"] == 2 * len(stored)  # every pair, both halves
     for a, b, score in stored:
         for key in ((a, b), (b, a)):
             assert float(cells[key]["value"]) == pytest.approx(score, abs=1e-3), key
-            assert cells[key]["width"] >= 4 and cells[key]["height"] >= 4, "a cell drawn without a size"
+            assert cells[key]["size"] >= 4, "a cell drawn without a size"
+
+
+def test_clicking_a_heatmap_cell_opens_that_pair_side_by_side(studio, page):
+    """A real click on a cell of the heatmap opens the Trajectories page with that pair side by side."""
+    page.goto(f"{studio.url}/similarity")
+    drawn = _heatmap(page)
+    cell = min(drawn["cells"], key=lambda c: c["px"] + c["py"])  # in the window after the scroll
+    row, column = cell["row"].split(" · ")[-1], cell["column"].split(" · ")[-1]
+    page.mouse.move(cell["px"], cell["py"])
+    page.wait_for_function(  # hover names the pair
+        "(id) => (document.querySelector('.hoverlayer') || {textContent: ''}).textContent.includes(id)",
+        arg=column,
+        timeout=TIMEOUT_MS,
+    )
+    page.mouse.click(cell["px"], cell["py"])
+    page.wait_for_url("**/trajectories?compare=*", timeout=TIMEOUT_MS)
+    body = shown(page, "back to the list")
+    assert row in body and column in body
+    shot(page, "heatmap_click")

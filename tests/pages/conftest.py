@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import json
 import shutil
 from collections.abc import Iterator
@@ -112,9 +111,11 @@ def step_cards(at: AppTest) -> list[dict]:
     ]
 
 
-def chart_svgs(at: AppTest) -> list[str]:
-    """The SVG text of every chart on the page (rsr_core/ui/chart_image.py draws them as images), in order."""
-    prefix = "data:image/svg+xml;base64,"
-    urls = [image.url for element in at.get("image") for image in element.proto.imgs]
-    assert all(url.startswith(prefix) for url in urls), urls
-    return [base64.b64decode(url.removeprefix(prefix)).decode() for url in urls]
+def chart_figures(at: AppTest) -> list[dict]:
+    """The plotly figure (data and layout, as sent to the browser) of every chart on the page, in order."""
+    return [json.loads(element.proto.spec) for element in at.get("plotly_chart")]
+
+
+def chart_text(figure: dict) -> str:
+    """Every text of a figure (titles, labels, hover texts, annotations) as one JSON string to search."""
+    return json.dumps(figure, ensure_ascii=False)

@@ -12,7 +12,8 @@ from rsr_core.ui.keys import widget_key
 from rsr_core.ui.widgets import md_escape
 from tests.pages.conftest import (
     PAGES,
-    chart_svgs,
+    chart_figures,
+    chart_text,
     component_data,
     component_data_of,
     figure_values,
@@ -58,7 +59,7 @@ def test_overview_figures(demo_db):
         "steps",
     ]
     assert list(counts.values())[:3] == ["8", "24", "47"]
-    bars, upset, funnel = chart_svgs(at)  # drawn on the server: no chart library in the browser
+    bars, upset, funnel = map(chart_text, chart_figures(at))  # plotly figures of server-side counts
     assert "Coverage per harness" in bars and "union solved" in bars
     assert "Overlap of solved tasks per harness" in upset
     assert "Rewrite funnel" in funnel and "kept for training" in funnel
@@ -303,12 +304,12 @@ def test_similarity_summaries_are_read_again_after_a_refresh_not_after_other_wri
     )
     at = page("similarity")
     assert not at.exception and reads  # the first visit reads the stored scores
-    first = chart_svgs(at)
+    first = chart_figures(at)
     reads.clear()
     with store.transaction() as cur:  # a review: the stored scores are as they were
         pipeline.insert_review(cur, Review(runbook_id="rb-x", decision="approve", reviewer="q"))
     at = page("similarity")
-    assert not at.exception and reads == [] and chart_svgs(at) == first
+    assert not at.exception and reads == [] and chart_figures(at) == first
     with store.transaction() as cur:  # a passed rewrite fails now: its task is scored again
         cur.execute(
             "UPDATE trajectories SET reward = 0 WHERE trajectory_id = "
@@ -316,7 +317,7 @@ def test_similarity_summaries_are_read_again_after_a_refresh_not_after_other_wri
         )
     assert refresh(store).scored_tasks == 1
     at = page("similarity")
-    assert not at.exception and reads and chart_svgs(at) != first
+    assert not at.exception and reads and chart_figures(at) != first
 
 
 def test_similarity_scores_once_in_the_background_then_draws_stored_summaries(demo_db):
@@ -327,21 +328,23 @@ def test_similarity_scores_once_in_the_background_then_draws_stored_summaries(de
     assert any("scoring them now" in i.value for i in at.info)  # nothing stored yet for the demo database
     analysis_data.refresh_job(open_services()).thread.join(60)
     at = page("similarity")
-    (chart,) = chart_svgs(at)  # the distributions: summaries only
+    (chart,) = map(chart_text, chart_figures(at))  # the distributions: summaries only
     assert not at.exception and "Same- vs cross-runbook similarity" in chart and len(chart) < 200_000
     summary = grid_frame(at, "sim_summary")
     assert list(summary["metric"].unique()) == ["exact", "multiset", "order", "fuzzy", "transition"]
     for view in ("per task", "per category", "pairwise heatmap of one task"):
         at.radio(key="sim_view").set_value(view).run()
         at.selectbox(key="sim_metric").select("fuzzy").run()
-        (chart,) = chart_svgs(at)
+        (chart,) = map(chart_text, chart_figures(at))
         assert not at.exception and "fuzzy (ratio)" in chart and len(chart) < 200_000
     at.radio(key="sim_shape").set_value("violin").run()
     at.radio(key="sim_view").set_value("per task").run()
-    (chart,) = chart_svgs(at)
-    assert (
-        chart.count('aria-roledescription="area mark"') >= 2
-    )  # split violins (an area per relation and task)
+    (figure,) = chart_figures(at)
+    fills = [t for t in figure["data"] if t.get("fill") == "toself"]
+    assert {t["name"] for t in fills} == {
+        "same-runbook",
+        "cross-runbook",
+    }  # split violins: a half per relation
 
 
 def _place(at, key: str) -> int:

@@ -2,10 +2,10 @@
 
 import streamlit as st
 
-from rsr_core.ui.chart_image import chart
 from rsr_core.ui.figures import figures
 from rsr_core.ui.grid import table
 from rsr_core.ui.overview_data import overview_charts, overview_figures
+from rsr_core.ui.plot_view import draw
 from rsr_core.ui.widgets import app_services, require_data, scripted_banner, summary
 
 st.title("RSR Studio")
@@ -32,9 +32,9 @@ if require_data(ctx):
         )
         left, right = st.columns(2)
         with left:
-            chart(drawn["coverage_bars"])
+            draw(drawn["coverage_bars"], key="ov_coverage_bars")
         with right:
-            chart(drawn["coverage_upset"])
+            draw(drawn["coverage_upset"], key="ov_coverage_upset")
         table(fig["harness"], key="ov_harness")
     else:
         st.info("No discovery trajectories yet: run `rsr discover` or ingest discovery runs.")
@@ -42,7 +42,7 @@ if require_data(ctx):
     st.subheader("Rewrite funnel")
     funnel = fig["funnel"]
     if funnel["runbooks"] or funnel["executions"]:
-        chart(drawn["funnel"])
+        draw(drawn["funnel"], key="ov_funnel")
     else:
         st.info("No rewrite jobs yet: start one on the Rewrite page or with `rsr rewrite`.")
 

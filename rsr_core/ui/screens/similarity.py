@@ -3,11 +3,11 @@ the stored pair scores (summarised before they are drawn)."""
 
 import streamlit as st
 
-from rsr_core import charts
 from rsr_core.analysis.pair_metrics import METRICS
 from rsr_core.ui import analysis_data as sim
-from rsr_core.ui.chart_image import chart
+from rsr_core.ui import plots
 from rsr_core.ui.grid import table
+from rsr_core.ui.plot_view import draw, draw_opening_pairs
 from rsr_core.ui.widgets import app_services, md_escape, require_data, scripted_banner, select_in_popover
 
 VIEWS = ("by metric", "per task", "per category", "pairwise heatmap of one task")
@@ -48,14 +48,13 @@ if require_data(ctx):
     c = st.columns([3, 1])
     chosen = c[0].multiselect("metrics", list(METRICS), list(METRICS), key="sim_metrics") or ["exact"]
     picked = c[1].radio("shape", ["box", "violin"], horizontal=True, key="sim_shape")
-    shape: charts.Shape = "violin" if picked == "violin" else "box"
+    shape: plots.Shape = "violin" if picked == "violin" else "box"
     st.caption(f"{state['pairs']:,} pairs of {state['tasks']:,} tasks; the charts draw their summaries.")
     table(sim.summary_table(ctx, tuple(chosen)), key="sim_summary")
     # One chart at a time: drawing charts is most of what this page costs in the browser.
     view = st.radio("view", VIEWS, horizontal=True, key="sim_view")
     if view == VIEWS[0]:
-        spec = charts.similarity_by_metric(sim.metric_stats(ctx, tuple(chosen)), shape)
-        chart(spec)  # boxes as wide as the page, violins (a column per group) as wide as they need
+        draw(plots.by_metric(sim.metric_stats(ctx, tuple(chosen)), shape), key="sim_chart_metric")
         st.stop()
     metric = st.selectbox("metric", chosen, key="sim_metric")
     counts = sim.task_pairs(ctx)
@@ -66,12 +65,14 @@ if require_data(ctx):
         with st.popover(f"tasks: {shown} of {len(ids):,} shown"):
             tasks = st.multiselect("tasks", ids, ids[:20], key="sim_tasks")
         stats = sim.grouped_stats(ctx, metric, "task_id", tuple(tasks))
-        spec = charts.similarity_by_task(stats, metric, shape)
-        chart(spec)
+        medians = sim.median_pairs(ctx, metric, tuple(tasks)) if shape == "box" else None
+        st.caption(
+            "Hover a box for its figures and its median pair; click its median line to open that pair."
+        )
+        draw_opening_pairs(plots.by_task(stats, metric, shape, medians), key="sim_chart_task")
     elif view == VIEWS[2]:
         stats = sim.grouped_stats(ctx, metric, "category")
-        spec = charts.similarity_by_category(stats, metric, shape)
-        chart(spec)
+        draw(plots.by_category(stats, metric, shape), key="sim_chart_category")
     else:
         task = select_in_popover(
             st, "task (its pairs grouped by runbook)", sorted(ids), "sim_task", name="task", width="content"
@@ -81,4 +82,5 @@ if require_data(ctx):
             st.caption(
                 f"{size} trajectories: the heatmap shows a seeded sample of {sim.HEATMAP_TRAJECTORIES}."
             )
-        chart(charts.pair_heatmap(pairs, metric, task))
+        st.caption("Hover a cell for its pair and score; click it to open the pair side by side.")
+        draw_opening_pairs(plots.heatmap(pairs, metric, task), key="sim_chart_heatmap", width="content")
