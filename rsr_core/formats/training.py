@@ -18,10 +18,16 @@ import math
 from functools import cache
 from json.encoder import encode_basestring
 
+from rsr_core.formats.terminus1 import (
+    TERMINUS1_HARNESSES,
+    is_terminus1_answer,
+    is_terminus1_prompt,
+    terminus1_json,
+)
 from rsr_core.formats.thinking import joined_thinking, split_thinking
 from rsr_core.models import Step, Trajectory
 
-TRAINING_RULE = 2
+TRAINING_RULE = 3
 """Version of the rules below; stored with every key (trajectories.training_rule)."""
 ANSWER = "answer"
 """Step `extra` key of the answer exactly as the model returned it, thinking taken out (the harnesses of this
@@ -84,26 +90,29 @@ def training_steps(steps: list[Step]) -> list[Step]:
     return out
 
 
-def assistant_content(step: Step, reasoning: bool = False) -> str:
+def assistant_content(step: Step, reasoning: bool = False, terminus1: bool = False) -> str:
     """An agent turn as the model said it: the answer recorded as returned (`ANSWER`), else a recorded message
     that is itself the answer (a Terminal-Bench response file: JSON, or fenced JSON), else, for sources that
     kept only its parts (harbor's "Analysis: …\nPlan: …"), the Terminus 2 JSON answer rebuilt from them. A turn
     that is not a Terminus answer is kept verbatim. Thinking is never part of it (a recorded message loses what
     it holds inline); with `reasoning`, the turn's thinking goes back in front as `<think>…</think>` (the way
-    harbor's export writes it)."""
-    inline, text = _said(step)
+    harbor's export writes it). `terminus1`: the run's harness asked for Terminus 1's answer format
+    (`uses_terminus1`), so an answer that is not already a valid Terminus 1 answer is rebuilt as one."""
+    inline, text = _said(step, terminus1)
     thinking = joined_thinking(step.reasoning, inline)
     if reasoning and thinking:
         return f"<think>{thinking}</think>\n\n{text}"
     return text
 
 
-def _said(step: Step) -> tuple[str | None, str]:
+def _said(step: Step, terminus1: bool = False) -> tuple[str | None, str]:
     """(thinking written inline, answer) of an agent turn."""
     answer = step.extra.get(ANSWER)
-    if isinstance(answer, str):
+    if isinstance(answer, str) and not (terminus1 and not is_terminus1_answer(answer)):
         return None, answer
     inline, message = split_thinking(step.message)
+    if terminus1:
+        return inline, _terminus1_said(step, message)
     if message.lstrip()[:1] in ("{", "`") and step.analysis is not None:
         return inline, message
     if step.analysis is None and step.plan is None:
@@ -115,6 +124,31 @@ def _said(step: Step) -> tuple[str | None, str]:
     return inline, terminus_json(
         analysis, plan, [(c.keystrokes, c.duration) for c in step.commands], step.task_complete
     )
+
+
+def _terminus1_said(step: Step, message: str) -> str:
+    """A Terminus 1 run's answer: as recorded when it is a valid Terminus 1 answer, else rebuilt as one from its
+    parts (a Terminus 2 answer, harbor's "Analysis: …\nPlan: …", tool calls); not a Terminus answer: verbatim."""
+    if is_terminus1_answer(message):
+        return message
+    if step.analysis is None and step.plan is None:
+        if not step.commands and not step.task_complete:
+            return message
+        return terminus1_json(message, "", step.commands, step.task_complete)
+    return terminus1_json(step.analysis or "", step.plan or "", step.commands, step.task_complete)
+
+
+def uses_terminus1(trajectory: Trajectory) -> bool:
+    """Was the run's model asked for Terminus 1's answer (Terminal-Bench's `terminus-1` harness, or a prompt
+    before the first agent turn carrying Terminus 1's answer schema)? Its answers train in that format."""
+    if trajectory.harness.strip().lower() in TERMINUS1_HARNESSES:
+        return True
+    for step in trajectory.steps:
+        if step.source == "agent":
+            return False
+        if is_terminus1_prompt(step.message):
+            return True
+    return False
 
 
 def _dumps(value: object) -> str:
@@ -166,13 +200,13 @@ def conversations(steps: list[Step]) -> list[list[Step]]:
     return parts
 
 
-def _turns(steps: list[Step], reasoning: bool) -> tuple[list[_Turn], int | None, bool]:
+def _turns(steps: list[Step], reasoning: bool, terminus1: bool) -> tuple[list[_Turn], int | None, bool]:
     """(role, content, agent step) of every non-empty turn, the index of the first assistant turn (None: no
     row, `no_steps`) and whether a user message comes before it (else the instruction has to be added)."""
     turns: list[_Turn] = []
     for step in training_steps(steps):
         if step.source == "agent":
-            content = assistant_content(step, reasoning)
+            content = assistant_content(step, reasoning, terminus1)
             if content.strip():
                 turns.append(("assistant", content, step))
             if step.observation is not None and step.observation.strip():
@@ -215,8 +249,9 @@ def _rows(trajectory: Trajectory, instruction: str | None, reasoning: bool) -> t
     rows: Rows = []
     why = "no_steps"
     takes_instruction = False
+    terminus1 = uses_terminus1(trajectory)
     for n, steps in enumerate(conversations(trajectory.steps)):
-        turns, first, has_user = _turns(steps, reasoning)
+        turns, first, has_user = _turns(steps, reasoning, terminus1)
         if first is None:
             continue
         if not has_user:
