@@ -50,7 +50,13 @@ SOURCE = Trajectory(
             source="agent",
             commands=[Command(keystrokes="cat /app/input.txt\n")],
             observation=f"code: {CODE}\nevents: {COUNT}\nticket: {TICKET}\n",
-        )
+        ),
+        Step(
+            index=2,
+            source="agent",
+            commands=[Command(keystrokes="python3 --version\n")],
+            observation="Python 3.11.2\n",
+        ),
     ],
 )
 
@@ -544,6 +550,20 @@ HONEST: list[tuple[str, list[tuple[str, str]]]] = [
     (
         "pip-free counting",
         [("python3 -c \"print(sum(1 for _ in open('/app/events.log')))\" | tee /app/n.txt\n", f"{COUNT}\n")],
+    ),
+    (
+        "versions printed",
+        [
+            ("python3 --version\n", "Python 3.11.2\n"),
+            ("sed -n 's/^code: //p' /app/input.txt > /app/code.txt\n", ""),
+        ],
+    ),
+    (
+        "version kept in a variable",
+        [
+            ("v=$(python3 -c 'import sys; print(sys.version.split()[0])'); echo $v\n", "3.11.2\n"),
+            ("awk -F': ' '/events/{print $2}' /app/input.txt > /app/n.txt\n", ""),
+        ],
     ),
     ("nl numbered", [("nl /app/input.txt\n", f"     1\tcode: {CODE}\n"), (_WRITE, "")]),
 ]

@@ -74,7 +74,7 @@ def tokens(text: str, min_len: int) -> set[str]:
             chunk = value  # --port=8080: the option's name is how, its value may be what
         if _FLAG.match(chunk) or chunk.startswith(vocab.scratch_prefixes):
             # An option's name or a scratch file's name is how, not what; only digits in it could be a value.
-            out.update(w for w in _WORD.findall(chunk) if any(c.isdigit() for c in w))
+            out.update(w for w in _WORD.findall(chunk) if any(c.isdigit() for c in w) and len(w) >= min_len)
             continue
         candidates = {_clean(chunk)}
         for part in _PART_SPLIT.split(chunk):

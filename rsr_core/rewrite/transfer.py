@@ -97,6 +97,8 @@ class StaticReading:
     """step index -> the keystrokes typed up to and with it, lower-cased."""
     shown: bool
     """A hidden value appears in what the run showed (its output may hold one it could not have seen)."""
+    observed: dict[int, str]
+    """step index -> what its own observation showed (its views joined)."""
 
 
 def read_statically(
@@ -111,6 +113,7 @@ def read_statically(
     session, used, used_phrases = Session(), set[str](), set[str]()
     evidence: list[str] = []
     shown = False
+    observed: dict[int, str] = {}
     for step in rewrite.steps:
         if step.private_guidance:
             continue
@@ -145,7 +148,8 @@ def read_statically(
             hidden.where(t.lower()) for t in tokens(views[0], min_len) if t.lower() not in public
         )
         seen += views
-    return StaticReading(hidden, evidence, seen, seen_before, typed_through, shown)
+        observed[step.index] = "\n".join(views)
+    return StaticReading(hidden, evidence, seen, seen_before, typed_through, shown, observed)
 
 
 def deterministic_transfer(
@@ -157,7 +161,8 @@ def deterministic_transfer(
 
 def replay_evidence(reading: StaticReading, result: ReplayResult, min_len: int = 4) -> list[str]:
     """Evidence lines of the replay stage: a hidden value that came out of the replayed commands while a step
-    ran, neither typed as it is by then (the static stage read those) nor seen before that step."""
+    ran, neither typed as it is by then (the static stage read those) nor seen before that step, nor (when only
+    the source run holds it) shown by that step's own output."""
     evidence: list[str] = []
     flagged: set[str] = set()
     last = max(reading.seen_before, default=0)
@@ -177,6 +182,11 @@ def replay_evidence(reading: StaticReading, result: ReplayResult, min_len: int =
             ):
                 continue
             places = reading.hidden.where(low)
+            # What the base image prints by itself (a version, a listing) and the run's own screen showed at that
+            # step is no answer when only the source run shows it too; a value of the tests, the solution or the
+            # runbook stays evidence however it came out.
+            if places == ["the source run"] and low in reading.observed.get(em.step, ""):
+                continue
             if places:
                 flagged.add(low)
                 shown = tok if len(tok) <= MAX_SHOWN else tok[: MAX_SHOWN - 1] + "…"

@@ -81,6 +81,8 @@ HONEST_REPLAYED = [
     "python REPL",
     "date and whoami",
     "typo then fix",
+    "versions printed",
+    "version kept in a variable",
 ]
 
 
@@ -253,3 +255,8 @@ def test_the_funnel_and_the_studio_tell_the_two_stages_apart(tmp_path):
     (reason,) = not_kept_reasons({**status, "evidence": replayed})
     assert reason.startswith("answer transfer (replay): replay: step 2:")
     assert not_kept_reasons({**status, "evidence": static})[0].startswith("answer transfer (static): step 2:")
+
+
+def test_digits_in_a_scratch_path_shorter_than_the_minimum_are_not_evidence():
+    # the source run shows "Python 3.11.2": a bare "2" in a scratch file's name is no value
+    assert deterministic_transfer(rewrite_of([("touch /tmp/q/2_ab\n", "")]), RUNBOOK, SOURCE, TASK) == []
