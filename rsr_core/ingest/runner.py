@@ -421,21 +421,29 @@ class Ingestor:
                 traj.trajectory_id = _alt_id(traj)  # same id, other content: keep both
             self._seen[traj.trajectory_id] = known[traj.trajectory_id] = traj.content_hash
             fresh.append(parsed)
-        try:
-            self.report.tasks_added += self._write(fresh)
-            self.report.trajectories_added += len(fresh)
-        except Exception:  # noqa: BLE001 - the batch is retried file by file, which reports the cause
-            # Find the file the batch cannot take; every other file is stored on its own.
-            for parsed in fresh:
-                try:
-                    self.report.tasks_added += self._write([parsed])
-                    self.report.trajectories_added += 1
-                except Exception as exc:  # noqa: BLE001 - reported per file, nothing of it stored
-                    self._seen.pop(parsed.trajectory.trajectory_id, None)
-                    self._fail(parsed.unit.path, f"could not be stored: {exc}")
+        self._write_or_split(fresh)
         if rows := self._signature_rows(stored_before):
             with self.store.transaction() as cur:
                 ingest_signatures.record(cur, rows)
+
+    def _write_or_split(self, batch: list[Ready]) -> None:
+        """Write the batch; when the store refuses it, each half on its own, down to the file it cannot take
+        (reported, nothing of it stored): every other file is stored, in a few transactions however large the
+        batch."""
+        if not batch:
+            return
+        try:
+            self.report.tasks_added += self._write(batch)
+            self.report.trajectories_added += len(batch)
+        except Exception as exc:  # noqa: BLE001 - found by halving, reported per file
+            if len(batch) > 1:
+                half = len(batch) // 2
+                self._write_or_split(batch[:half])
+                self._write_or_split(batch[half:])
+                return
+            parsed = batch[0]
+            self._seen.pop(parsed.trajectory.trajectory_id, None)
+            self._fail(parsed.unit.path, f"could not be stored: {exc}")
 
     def _write(self, batch: list[Ready]) -> int:
         """Trajectories and the verdicts they carry, in one transaction; returns tasks added."""

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from rsr_core.ingest.runner import Ingestor, ingest_paths
 from rsr_core.models import Task
 from rsr_core.store import Store
 from rsr_core.store.sql import scalar
-from tests.ingest.hostile import harbor_task
+from tests.ingest.hostile import atif, harbor_task
 
 
 def test_a_batch_of_task_dirs_is_stored_then_found_unchanged_then_updated(
@@ -73,3 +74,29 @@ def test_the_file_is_let_go_when_the_ingest_ends(tmp_path: Path) -> None:
     report = ingestor.run([tmp_path / "tasks"], workers=0)
     assert report.tasks_added == 1
     assert str(db) not in attached()  # kept open across batches while it ran, not after
+
+
+def test_files_the_store_cannot_take_are_found_in_a_large_batch_and_refused_alone(
+    store: Store, tmp_path: Path
+) -> None:
+    corpus = tmp_path / "corpus"
+    # A lone surrogate in a carried verdict passes parsing and row building (verdicts are not rows); the
+    # store's UTF-8 refuses it when the batch is written.
+    bad = {7, 8, 41, 99}
+    for k in range(120):
+        doc = atif(f"s{k:03d}")
+        doc["extra"]["rsr"]["transfer_check"] = {
+            "answer_transfer": False,
+            "deterministic_evidence": ["SURROGATE"],
+        }
+        text = json.dumps(doc)
+        text = text.replace("SURROGATE", "\\ud800" if k in bad else "fine")
+        (corpus / f"f{k:03d}.json").parent.mkdir(parents=True, exist_ok=True)
+        (corpus / f"f{k:03d}.json").write_text(text)
+    report = ingest_paths(store, [corpus], workers=0)
+    assert report.trajectories_added == 120 - len(bad)
+    assert [Path(e.path).name for e in report.errors] == [f"f{k:03d}.json" for k in sorted(bad)]
+    assert all(e.error.startswith("could not be stored:") for e in report.errors), report.errors
+    with store.reading() as cur:
+        stored = {r[0] for r in cur.execute("SELECT trajectory_id FROM trajectories").fetchall()}
+    assert stored == {f"s{k:03d}" for k in range(120) if k not in bad}
