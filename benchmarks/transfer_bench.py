@@ -114,9 +114,10 @@ def main() -> None:
         f"over {len(fresh)}."
     )
     say(
-        "\nThe forms the replay cannot judge use tools the base image does not hold (ed, dc, jq, openssl): there "
-        "the command is not found and nothing comes out. The honest run flagged shows the code in two pieces on "
-        "two lines and types them joined; the static stage reads a value assembled from pieces as the value."
+        "\nThe replay cannot judge forms whose tools the base image does not hold (ed, dc, jq, openssl): the "
+        "command is not found and nothing comes out; the static stage reads dc's arithmetic and jq's string "
+        "slices, not ed scripts or openssl decryption. The honest run flagged shows the code in two pieces on two "
+        "lines and types them joined; the static stage reads a value assembled from pieces as the value."
     )
     text = "\n".join(lines) + "\n"
     sys.stdout.write(text)

@@ -12,7 +12,17 @@ from rsr_core.rewrite.pyfold import arithmetic
 Kind = Literal["python", "shell", "code"]
 _PYTHON = re.compile(r"^(?:.*/)?python[0-9.]*$")
 _SHELLS = {"bash", "sh", "dash", "zsh"}
-_INLINE = {"perl": "-e", "ruby": "-e", "node": "-e", "php": "-r", "awk": "", "gawk": "", "mawk": "", "jq": ""}
+_INLINE = {
+    "perl": "-e",
+    "ruby": "-e",
+    "node": "-e",
+    "php": "-r",
+    "awk": "",
+    "gawk": "",
+    "mawk": "",
+    "jq": "",
+    "dc": "-e",
+}
 # options followed by values (how many) before the program of awk or jq
 _VALUE_FLAGS = {
     "-F": 1, "-v": 1, "-f": 1, "--arg": 2, "--argjson": 2, "--slurpfile": 2, "--rawfile": 2,
@@ -92,6 +102,10 @@ def program_of(words: list[str], stdin: str | None, targets: list[str]) -> tuple
 
 _ARITH = re.compile(r"(?<![\w.])\(?\s*\d+(?:\s*\)?\s*[-+*/%]\s*\(?\s*\d+)+\s*\)?(?![\w.])")
 _CHAR_CODES = 3  # a run of at least this many printable character codes is read as the text they spell
+# Two numbers and an operator after them: what dc (reverse Polish notation) computes.
+_RPN = re.compile(r"(?<![\w.])(\d+)\s+(\d+)\s*([-+*])(?![\w=])")
+# A string literal sliced (jq, Python, Ruby): `"…"[2:9]`.
+_SLICE = re.compile(r"\s*\[\s*(-?\d*)\s*:\s*(-?\d*)\s*\]")
 
 
 def code_literals(code: str) -> list[str]:
@@ -101,6 +115,9 @@ def code_literals(code: str) -> list[str]:
     out = _literals(code)
     for m in _ARITH.finditer(code):
         if (value := arithmetic(m.group().strip())) is not None:
+            out.append(value)
+    for a, b, op in _RPN.findall(code):
+        if (value := arithmetic(f"{a}{op}{b}")) is not None:
             out.append(value)
     run: list[str] = []
     for item in [*out, ""]:
@@ -129,8 +146,12 @@ def _literals(code: str) -> list[str]:
             while j < n and code[j] != ch and (ch == "`" or code[j] != "\n"):
                 j += 2 if code[j] == "\\" else 1
             if j < n and code[j] == ch:
-                out.append(unescape(code[i + 1 : j], c_octal=True))
+                text = unescape(code[i + 1 : j], c_octal=True)
+                out.append(text)
                 i = j + 1
+                if sliced := _SLICE.match(code, i):
+                    lo, hi = (int(x) if x else None for x in sliced.groups())
+                    out.append(text[lo:hi])
             else:
                 i += 1  # a lone quote (Rust lifetime, apostrophe in a comment): not a string
         elif ch.isdigit() and (i == 0 or not (code[i - 1].isalnum() or code[i - 1] == "_")):

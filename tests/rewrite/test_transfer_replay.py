@@ -260,3 +260,10 @@ def test_the_funnel_and_the_studio_tell_the_two_stages_apart(tmp_path):
 def test_digits_in_a_scratch_path_shorter_than_the_minimum_are_not_evidence():
     # the source run shows "Python 3.11.2": a bare "2" in a scratch file's name is no value
     assert deterministic_transfer(rewrite_of([("touch /tmp/q/2_ab\n", "")]), RUNBOOK, SOURCE, TASK) == []
+
+
+@pytest.mark.parametrize("name", ["dc", "jq slice"])
+def test_forms_of_tools_the_base_image_lacks_are_read_by_the_static_stage(name):
+    # the replay finds no dc or jq on the base image; the static reading computes them
+    (line,) = deterministic_transfer(rewrite_of(FORMS[name]), RUNBOOK, SOURCE, TASK)
+    assert "(static reading)" in line and ("'731904'" in line or f"'{CODE}'" in line)
