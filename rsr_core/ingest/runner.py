@@ -32,8 +32,8 @@ from rsr_core.store.store import Store
 
 # A batch of trajectories is one transaction. DuckDB writes the full row groups (122,880 rows) of a large
 # transaction straight into the file; small batches went through its log and were compressed again at each
-# checkpoint, which cost the writing process a third of its CPU (benchmarks/RESULTS.md, ingest). BATCH_BYTES
-# still bounds what a batch holds in memory.
+# checkpoint (the figures: benchmarks/RESULTS.md, "Ingest profile"). BATCH_BYTES still bounds what a batch
+# holds in memory.
 BATCH_STEPS = 150_000
 BATCH_FILES = 3000
 BATCH_BYTES = 64 * 2**20
@@ -43,7 +43,8 @@ HOLD_S = 2.0
 """Longest time the store's file is kept open across batches before it is let go (and others get their turn);
 letting it go after every batch cost a checkpoint a batch."""
 BATCH_TASKS = 256
-"""Task directories written in one transaction (a transaction each cost tens of milliseconds a task)."""
+"""Task directories written in one transaction (a transaction, and an open of the file, for each task cost
+many times what storing the task does)."""
 PARALLEL_MIN_UNITS = 64
 # Units parsed per worker call: their rows travel back as one set of Arrow tables. A chunk also holds at most
 # CHUNK_BYTES of trajectory files (a file of many small steps costs tens of times its size once parsed), so
