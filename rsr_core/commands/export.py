@@ -30,6 +30,7 @@ _REASON_WORDS = {
     "human_rejected": "human-rejected",
     "no_steps": "no steps",
     "no_instruction": "no instruction",
+    "multimodal": "multimodal",
 }
 
 

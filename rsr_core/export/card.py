@@ -28,6 +28,7 @@ _REASONS = {
     "human_rejected": "runbook rejected by a human reviewer",
     "no_steps": "no agent turn to train on",
     "no_instruction": "task instruction not recoverable",
+    "multimodal": "holds media (images, audio) a text row cannot carry",
 }
 
 

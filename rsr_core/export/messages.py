@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rsr_core.export.schema import SHAREGPT_ROLES, sharegpt_turns
 from rsr_core.formats.training import (
     NO_OUTPUT,
     TRAINING_RULE,
@@ -18,7 +19,6 @@ from rsr_core.formats.training import (
 )
 from rsr_core.models import Trajectory
 
-SHAREGPT_ROLES = {"system": "system", "user": "human", "assistant": "gpt"}
 ROW_COLUMNS = (
     "task_id",
     "trajectory_id",
@@ -29,11 +29,12 @@ ROW_COLUMNS = (
     "harness",
     "model",
 )
+"""The trajectory fields every row carries beside its conversation (the `tools` column comes from the calls)."""
 
 
-def sharegpt_conversation(messages: list[dict[str, str]]) -> list[dict[str, str]]:
-    """The same turns as ShareGPT [{from: system|human|gpt, value}]."""
-    return [{"from": SHAREGPT_ROLES[m["role"]], "value": m["content"]} for m in messages]
+def sharegpt_conversation(messages: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """The same turns as ShareGPT [{from: system|human|gpt|function_call|observation, value}]."""
+    return sharegpt_turns(messages)
 
 
 def row_metadata(trajectory: Trajectory) -> dict[str, Any]:

@@ -79,6 +79,8 @@ class LeftOut(_Model):
     no_instruction: int = 0
     """Runs whose task instruction cannot be recovered (no user message before the first agent turn, no
     instruction recorded and no ingested task)."""
+    multimodal: int = 0
+    """Runs holding media (an image, audio) that a text row cannot carry."""
 
     @property
     def total(self) -> int:

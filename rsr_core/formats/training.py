@@ -17,6 +17,7 @@ import json
 import math
 from functools import cache
 from json.encoder import encode_basestring
+from typing import Any
 
 from rsr_core.formats.terminus1 import (
     TERMINUS1_HARNESSES,
@@ -25,6 +26,7 @@ from rsr_core.formats.terminus1 import (
     terminus1_json,
 )
 from rsr_core.formats.thinking import joined_thinking, split_thinking
+from rsr_core.formats.tool_calls import MULTIMODAL, has_media, tool_calls, tool_results, uses_tools
 from rsr_core.models import Step, Trajectory
 
 TRAINING_RULE = 3
@@ -184,7 +186,10 @@ def terminus_json(analysis: str, plan: str, commands: list[tuple[str, float]], t
 NO_OUTPUT = "[no terminal output was recorded for this turn]"
 
 
-_Turn = tuple[str, str, Step | None]
+Message = dict[str, Any]
+"""One message of a row: {role, content}, and `tool_calls` on an assistant turn that called tools or
+`tool_call_id` on a tool result."""
+_Turn = tuple[str, str, Step | None, dict[str, Any]]
 
 
 def conversations(steps: list[Step]) -> list[list[Step]]:
@@ -205,43 +210,71 @@ def _turns(steps: list[Step], reasoning: bool, terminus1: bool) -> tuple[list[_T
     row, `no_steps`) and whether a user message comes before it (else the instruction has to be added)."""
     turns: list[_Turn] = []
     for step in training_steps(steps):
-        if step.source == "agent":
+        if step.source == "agent" and uses_tools(step):
+            turns += _tool_turns(step, reasoning)
+        elif step.source == "agent":
             content = assistant_content(step, reasoning, terminus1)
             if content.strip():
-                turns.append(("assistant", content, step))
+                turns.append(("assistant", content, step, {}))
             if step.observation is not None and step.observation.strip():
-                turns.append(("user", step.observation, None))
+                turns.append(("user", step.observation, None, {}))
         elif step.message.strip():
-            turns.append((step.source, step.message, None))
+            turns.append((step.source, step.message, None, {}))
     first = next((i for i, t in enumerate(turns) if t[0] == "assistant"), None)
-    has_user = first is not None and any(role == "user" for role, _, _ in turns[:first])
+    has_user = first is not None and any(t[0] == "user" for t in turns[:first])
     return turns, first, has_user
 
 
-def _messages(turns: list[_Turn]) -> list[dict[str, str]]:
+def _tool_turns(step: Step, reasoning: bool) -> list[_Turn]:
+    """An agent turn of tool calls: the assistant message with its `tool_calls` (its text as said, thinking
+    out unless `reasoning`), a `tool` message per result tied to a call (an empty one as `NO_OUTPUT`), and the
+    output tied to no call as a user message."""
+    inline, text = split_thinking(step.message)
+    thinking = joined_thinking(step.reasoning, inline)
+    if reasoning and thinking:
+        text = f"<think>{thinking}</think>\n\n{text}"
+    calls = tool_calls(step)
+    turns: list[_Turn] = [("assistant", text, step, {"tool_calls": calls})]
+    tied, loose = tool_results(step, calls)
+    for call_id, result in tied:
+        turns.append(("tool", result if result.strip() else NO_OUTPUT, None, {"tool_call_id": call_id}))
+    if loose.strip():
+        turns.append(("user", loose, None, {}))
+    return turns
+
+
+def _messages(turns: list[_Turn]) -> list[Message]:
     last = max(i for i, t in enumerate(turns) if t[0] == "assistant")
-    messages: list[dict[str, str]] = []
+    messages: list[Message] = []
     prev_step: Step | None = None
-    for role, content, turn_step in turns[: last + 1]:
+    for role, content, turn_step, fields in turns[: last + 1]:
         if role == "system" and messages:
             role = "user"
-        if messages and role == messages[-1]["role"]:
+        if messages and role == messages[-1]["role"] and role != "tool":
             if role != "assistant":
                 # As a harness sends them: an observation and the messages that follow it, blank-line joined.
                 messages[-1]["content"] += "\n\n" + content
                 continue
-            if prev_step is not None and not (prev_step.commands or prev_step.task_complete):
-                messages[-1]["content"] = content  # the first of the two did nothing: keep the second only
+            if (
+                prev_step is not None
+                and not (prev_step.commands or prev_step.task_complete)
+                and not messages[-1].get("tool_calls")
+            ):
+                messages[-1] = {
+                    "role": role,
+                    "content": content,
+                    **fields,
+                }  # the first did nothing: keep the second
                 prev_step = turn_step
                 continue
             messages.append({"role": "user", "content": NO_OUTPUT})
-        messages.append({"role": role, "content": content})
+        messages.append({"role": role, "content": content, **fields})
         if role == "assistant":
             prev_step = turn_step
     return messages
 
 
-Rows = list[list[dict[str, str]]]
+Rows = list[list[Message]]
 
 
 def _rows(trajectory: Trajectory, instruction: str | None, reasoning: bool) -> tuple[Rows, str | None, bool]:
@@ -249,6 +282,8 @@ def _rows(trajectory: Trajectory, instruction: str | None, reasoning: bool) -> t
     rows: Rows = []
     why = "no_steps"
     takes_instruction = False
+    if any(has_media(s) for s in trajectory.steps if not removed_from_training(s)):
+        return [], MULTIMODAL, False
     terminus1 = uses_terminus1(trajectory)
     for n, steps in enumerate(conversations(trajectory.steps)):
         turns, first, has_user = _turns(steps, reasoning, terminus1)
@@ -260,7 +295,7 @@ def _rows(trajectory: Trajectory, instruction: str | None, reasoning: bool) -> t
             if not text or not text.strip():
                 why = "no_instruction"
                 continue
-            turns.insert(first, ("user", text, None))
+            turns.insert(first, ("user", text, None, {}))
         rows.append(_messages(turns))
     return rows, (None if rows else why), takes_instruction
 
@@ -289,7 +324,7 @@ def training_rows(
 
 def training_row(
     trajectory: Trajectory, instruction: str | None = None, reasoning: bool = False
-) -> tuple[list[dict[str, str]], str | None]:
+) -> tuple[list[Message], str | None]:
     """The rows of `training_rows` as one list of messages per run: the only row of a run that was never
     handed off (see `training_rows` for a run that was)."""
     rows, why = training_rows(trajectory, instruction, reasoning)
@@ -300,20 +335,25 @@ def stored_training(trajectory: Trajectory) -> tuple[bytes | None, str | None]:
     """What the store keeps of the trajectory's training rows: (their `messages_key`, None), (None,
     `no_steps`), or (None, None) where a row depends on its task's instruction (no user message before the first
     agent turn: the task's instruction, which may change, comes before the trajectory's own)."""
-    rows, _, takes_instruction = _rows(trajectory, None, False)
+    rows, why, takes_instruction = _rows(trajectory, None, False)
     if takes_instruction:
         return None, None
     if not rows:
-        return None, "no_steps"
+        return None, why if why == MULTIMODAL else "no_steps"
     return messages_key([m for row in rows for m in row]), None
 
 
-def messages_key(messages: list[dict[str, str]]) -> bytes:
+def messages_key(messages: list[Message]) -> bytes:
     """Identity of a training conversation: rows with the same key are exact duplicates. BLAKE2b (16 bytes)
-    of each message's role and UTF-8 content, each with its length first (no two conversations share them)."""
+    of each message's role and UTF-8 content, each with its length first (no two conversations share them);
+    a message's tool calls, or the call its result answers, follow its role after a NUL (no role has one)."""
     digest = hashlib.blake2b(digest_size=16)
     for message in messages:
-        for part in (message["role"], message["content"]):
+        role = message["role"]
+        tools = {k: message[k] for k in ("tool_calls", "tool_call_id") if k in message}
+        if tools:
+            role += "\0" + json.dumps(tools, sort_keys=True, ensure_ascii=False)
+        for part in (role, message["content"]):
             raw = part.encode("utf-8", "surrogatepass")
             digest.update(len(raw).to_bytes(8, "little"))
             digest.update(raw)

@@ -31,6 +31,7 @@ LEFT_OUT_REASONS = (
     "human_rejected",
     "no_steps",
     "no_instruction",
+    "multimodal",
 )
 
 # Rewrites train iff the `rewrite_status` view keeps them; discovery runs iff terminus-2 solved the task

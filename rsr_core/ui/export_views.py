@@ -36,6 +36,7 @@ WHY = {
     "human_rejected": "its runbook was rejected by a reviewer",
     "no_steps": "no agent turn to train on",
     "no_instruction": "task instruction not recoverable",
+    "multimodal": "holds media (images, audio) a text row cannot carry",
 }
 
 

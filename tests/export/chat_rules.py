@@ -19,9 +19,22 @@ def chat_problems(messages: list[dict[str, str]]) -> list[str]:
             )
             break
     for i, m in enumerate(messages):
-        if set(m) != {"role", "content"} or not isinstance(m["content"], str) or not m["content"].strip():
+        exported = set(m) == EXPORTED and m["tool_calls"] == [] and m["tool_call_id"] == ""
+        if not (set(m) == {"role", "content"} or exported):
+            problems.append(f"message {i}: malformed")
+        elif not isinstance(m["content"], str) or not m["content"].strip():
             problems.append(f"message {i}: empty or malformed")
     return problems
+
+
+EXPORTED = {"role", "content", "tool_calls", "tool_call_id"}
+"""The fields of every exported chat message (rsr_core/export/schema.py)."""
+
+
+def plain(messages: list[dict]) -> list[dict[str, str]]:
+    """Exported messages of a row without tool calls as {role, content}, checking that they carry none."""
+    assert all(set(m) == EXPORTED and m["tool_calls"] == [] and m["tool_call_id"] == "" for m in messages)
+    return [{"role": m["role"], "content": m["content"]} for m in messages]
 
 
 def sft_messages(trajectory, instruction=None):

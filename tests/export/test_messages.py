@@ -12,7 +12,7 @@ from rsr_core.export.messages import training_steps
 from rsr_core.formats.terminus import parse_terminus
 from rsr_core.models import Step, Trajectory
 from rsr_core.store import Store
-from tests.export.chat_rules import sft_messages
+from tests.export.chat_rules import plain, sft_messages
 from tests.export.corpus import CONFIRM, SYSTEM_PROMPT, add_rewrite, trajectory
 
 ROW_KEYS = {
@@ -24,6 +24,7 @@ ROW_KEYS = {
     "kind",
     "harness",
     "model",
+    "tools",
 }
 
 
@@ -149,7 +150,7 @@ def test_unparsed_agent_turn_is_kept_verbatim_and_rows_carry_provenance(rewrites
     assert (row["task_id"], row["runbook_id"], row["source_trajectory_id"], row["reward"]) == (
         "sales-report", "rb-rw-0", "disc-src", 1.0,
     )  # fmt: skip
-    assert all(set(m) == {"role", "content"} for m in row["messages"])
+    assert plain(row["messages"]) and row["tools"] == "[]"
 
 
 def test_discovery_success_goes_unchanged(tmp_path):
@@ -157,6 +158,6 @@ def test_discovery_success_goes_unchanged(tmp_path):
     store.write_trajectories([trajectory("d1", kind="discovery", reward=1.0)])
     export(store, "sft-jsonl", tmp_path / "d.jsonl")
     row = json.loads((tmp_path / "d.jsonl").read_text())
-    assert row["messages"] == sft_messages(store.get_trajectory("d1"))
+    assert plain(row["messages"]) == sft_messages(store.get_trajectory("d1"))
     # an absent id is the empty string, so the column keeps its type (rsr_core/export/schema.py)
     assert (row["kind"], row["harness"], row["runbook_id"]) == ("discovery", "terminus-2", "")

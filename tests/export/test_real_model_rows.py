@@ -9,6 +9,7 @@ import sys
 
 from rsr_core.models import Command, Step, Trajectory
 from rsr_core.store import Store
+from tests.export.chat_rules import plain
 
 SAID = '{"analysis": "a", "plan": "p", "commands": [{"keystrokes": "ls\\n", "duration": 1}], "task_complete": false}'
 DONE = '{"analysis": "ok", "plan": "", "commands": [], "task_complete": true}'
@@ -50,7 +51,7 @@ def test_a_handed_off_run_gives_a_row_per_conversation_with_answers_as_said(tmp_
     store.close()
     rows = _export(db, tmp_path / "a.jsonl")
     assert [r["trajectory_id"] for r in rows] == ["handed", "handed"]
-    assert rows[0]["messages"] == [
+    assert plain(rows[0]["messages"]) == [
         {"role": "user", "content": "Task: list files."},
         {"role": "assistant", "content": SAID},
     ]
@@ -59,7 +60,7 @@ def test_a_handed_off_run_gives_a_row_per_conversation_with_answers_as_said(tmp_
     assert (
         confirm == "New terminal output:\n\n\n" + _handed_off().steps[5].message
     )  # as the harness joins them
-    assert rows[1]["messages"][-1] == {"role": "assistant", "content": DONE}
+    assert plain(rows[1]["messages"])[-1] == {"role": "assistant", "content": DONE}
     shown = subprocess.run(
         [sys.executable, "-m", "rsr_core.cli", "show", "handed", "--db", str(db)],
         capture_output=True,

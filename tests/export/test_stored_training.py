@@ -138,7 +138,12 @@ def test_a_row_that_takes_its_tasks_instruction_is_counted_with_the_task_as_it_i
     summary = export(store, "sft-jsonl", tmp_path / "o.jsonl")
     assert (p.exported, p.duplicates) == (summary.exported, summary.duplicates) == (1, 1)
     first = json.loads((tmp_path / "o.jsonl").read_text().splitlines()[0])
-    assert first["messages"][0] == {"role": "user", "content": "List the files."}
+    assert first["messages"][0] == {
+        "role": "user",
+        "content": "List the files.",
+        "tool_calls": [],
+        "tool_call_id": "",
+    }
 
 
 def _v4_database(path: Path, trajectories: list[Trajectory]) -> None:

@@ -142,20 +142,29 @@ def test_an_absent_id_keeps_its_column_typed(exports):
 
 
 def _declared(columns: list[dict]) -> dict[str, object]:
-    """A card's features as {name: dtype, or {field: dtype} for the conversation list}."""
+    """A card's features as {name: dtype, or {field: ...} for a list of structs or a struct}."""
     out: dict[str, object] = {}
     for c in columns:
-        out[c["name"]] = {f["name"]: f["dtype"] for f in c["list"]} if "list" in c else c["dtype"]
+        nested = c.get("list", c.get("struct"))
+        out[c["name"]] = _declared(nested) if nested is not None else c["dtype"]
     return out
+
+
+CHAT = {
+    "role": "string",
+    "content": "string",
+    "tool_calls": {"id": "string", "type": "string", "function": {"name": "string", "arguments": "string"}},
+    "tool_call_id": "string",
+}
 
 
 @pytest.mark.parametrize(
     ("name", "card", "data", "conversation"),
     [
-        ("sft", "sft.card.md", "sft.jsonl", {"role": "string", "content": "string"}),
+        ("sft", "sft.card.md", "sft.jsonl", CHAT),
         ("sharegpt", "sharegpt.card.md", "sharegpt.jsonl", {"from": "string", "value": "string"}),
-        ("parquet", "rows.card.md", "rows.parquet", {"role": "string", "content": "string"}),
-        ("hf", "hf/README.md", HF_DATA_FILE, {"role": "string", "content": "string"}),
+        ("parquet", "rows.card.md", "rows.parquet", CHAT),
+        ("hf", "hf/README.md", HF_DATA_FILE, CHAT),
     ],
 )
 def test_card_is_a_hub_card_declaring_the_schema(exports, name, card, data, conversation):
@@ -248,8 +257,8 @@ def test_help_names_the_card_defaults():
 
 def test_a_message_outside_the_schema_is_refused():
     traj = Trajectory(trajectory_id="t")
-    with pytest.raises(schema.SchemaError, match="tool_calls not in the export schema"):
-        schema.row(traj, [{"role": "assistant", "content": "x", "tool_calls": "[]"}])
+    with pytest.raises(schema.SchemaError, match="name not in the export schema"):
+        schema.row(traj, [{"role": "assistant", "content": "x", "name": "f"}])
 
 
 # ---- the trainers' own libraries, in the side venv ----
@@ -258,14 +267,20 @@ def test_a_message_outside_the_schema_is_refused():
 @pytest.mark.formats
 def test_datasets_loads_every_export_as_declared(exports, trainer_check, tmp_path):
     e = {k: str(v) for k, v in exports.items()}
+    cards = {k: str(Path(v).with_name(f"{Path(v).stem}.card.md")) for k, v in exports.items()}
     spec = {
         "loads": {
-            "sft": {"builder": "json", "data_files": [e["sft"]]},
+            # a JSON list empty in every row has no type of its own: JSON loads take the card's features
+            "sft": {"builder": "json", "data_files": [e["sft"]], "features_card": cards["sft"]},
             "sharegpt": {"builder": "json", "data_files": [e["sharegpt"]]},
             "parquet": {"builder": "parquet", "data_files": [e["parquet"]]},
             "hf": {"dir": e["hf"]},
             # the export without rewrites first: its types decide, and the rewrites' ids must fit them
-            "sft-mixed": {"builder": "json", "data_files": [e["sft-discovery"], e["sft-rewrite"]]},
+            "sft-mixed": {
+                "builder": "json",
+                "data_files": [e["sft-discovery"], e["sft-rewrite"]],
+                "features_card": cards["sft-discovery"],
+            },
             "sharegpt-mixed": {
                 "builder": "json",
                 "data_files": [e["sharegpt-discovery"], e["sharegpt-rewrite"]],
@@ -286,7 +301,11 @@ def test_datasets_loads_every_export_as_declared(exports, trainer_check, tmp_pat
     found = trainer_check("load", str(tmp_path / "spec.json"), str(tmp_path / "cache"))
     loads = found["loads"]
     chat = loads["sft"]["features"]
-    assert chat["messages"] == "List({'role': Value('string'), 'content': Value('string')})"
+    assert chat["messages"] == (
+        "List({'role': Value('string'), 'content': Value('string'), 'tool_calls': List({'id': Value('string'), "
+        "'type': Value('string'), 'function': {'name': Value('string'), 'arguments': Value('string')}}), "
+        "'tool_call_id': Value('string')})"
+    )
     assert {k: v for k, v in chat.items() if k != "messages"} == {
         c.name: f"Value('{c.dtype}')" for c in schema.COLUMNS
     }

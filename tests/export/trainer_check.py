@@ -4,6 +4,7 @@ traceback on stderr.
 
     trainer_check.py load SPEC.json CACHE_DIR   datasets: every load and concatenation SPEC names
     trainer_check.py mask ROWS.jsonl            transformers: the assistant mask of every row's chat template
+    trainer_check.py tools ROWS.jsonl           transformers: rows with tool calls through a template with tools=
 """
 
 from __future__ import annotations
@@ -25,9 +26,16 @@ def _described(ds: datasets.Dataset) -> dict:
     }
 
 
+def _declared(card: str) -> datasets.Features:
+    """The features a dataset card declares, read as the Hub reads them."""
+    data = DatasetCard.load(card).data
+    return datasets.info.DatasetInfosDict.from_dataset_card_data(data)["default"].features
+
+
 def load(spec_path: str, cache: str) -> dict:
-    """SPEC: {"loads": {name: {"builder": "json"|"parquet", "data_files": [..]} | {"dir": path}},
-    "concatenate": {name: [load names]}, "cards": {name: card path}}. Each card is read as the Hub reads it
+    """SPEC: {"loads": {name: {"builder": "json"|"parquet", "data_files": [..], "features_card"?: card path}
+    | {"dir": path}}, "concatenate": {name: [load names]}, "cards": {name: card path}}. A load with a
+    `features_card` passes the features that card declares (`features=`). Each card is read as the Hub reads it
     and its declared features are compared with what `datasets` loaded under the same name."""
     spec = json.loads(Path(spec_path).read_text())
     out: dict = {"loads": {}, "concatenate": {}, "cards": {}}
@@ -36,8 +44,13 @@ def load(spec_path: str, cache: str) -> dict:
         if "dir" in how:
             ds = datasets.load_dataset(how["dir"], split="train", cache_dir=cache)
         else:
+            features = _declared(how["features_card"]) if "features_card" in how else None
             ds = datasets.load_dataset(
-                how["builder"], data_files=how["data_files"], split="train", cache_dir=cache
+                how["builder"],
+                data_files=how["data_files"],
+                split="train",
+                cache_dir=cache,
+                features=features,
             )
         loaded[name] = ds
         out["loads"][name] = _described(ds)
@@ -45,7 +58,7 @@ def load(spec_path: str, cache: str) -> dict:
         out["concatenate"][name] = _described(datasets.concatenate_datasets([loaded[p] for p in parts]))
     for name, card in spec.get("cards", {}).items():
         data = DatasetCard.load(card).data
-        declared = datasets.info.DatasetInfosDict.from_dataset_card_data(data)["default"].features
+        declared = _declared(card)
         meta = data.to_dict()
         out["cards"][name] = {
             "declared_equals_loaded": declared == loaded[name].features,
@@ -138,7 +151,53 @@ def mask(rows_path: str) -> dict:
     return {"transformers": __import__("transformers").__version__, "rows": out}
 
 
+TOOL_CHATML = (
+    "{%- if tools %}<|im_start|>system\n# Tools\n{%- for tool in tools %}\n{{ tool | tojson }}{%- endfor %}"
+    "<|im_end|>\n{%- endif %}"
+    "{%- for message in messages %}"
+    "{%- if message['role'] == 'assistant' %}"
+    "{{- '<|im_start|>assistant\\n' }}{% generation %}{{- message['content'] }}"
+    "{%- for call in message['tool_calls'] or [] %}"
+    "{{- '<tool_call>' + call['function']['name'] + ' ' + call['function']['arguments'] + '</tool_call>' }}"
+    "{%- endfor %}{{- '<|im_end|>' }}{% endgeneration %}{{- '\\n' }}"
+    "{%- elif message['role'] == 'tool' %}"
+    "{{- '<|im_start|>tool\\n<tool_response id=' + message['tool_call_id'] + '>' + message['content'] }}"
+    "{{- '</tool_response><|im_end|>\\n' }}"
+    "{%- else %}"
+    "{{- '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>\\n' }}"
+    "{%- endif %}"
+    "{%- endfor %}"
+)
+"""ChatML with tools as Qwen-style templates write them: the tool list first, each assistant call as
+`<tool_call>`, each result as a `tool` turn tied to its call id; assistant parts inside `{% generation %}`."""
+
+
+def tools(rows_path: str) -> dict:
+    """Per row with tool calls: the text `apply_chat_template(messages, tools=json.loads(row["tools"]))`
+    renders, and the text under the assistant mask."""
+    rows = [json.loads(line) for line in Path(rows_path).read_text(encoding="utf-8").splitlines()]
+    rows = [r for r in rows if any(m["tool_calls"] for m in r["messages"])]
+    tok = _tokenizer([m["content"] for r in rows for m in r["messages"]] + [r["tools"] for r in rows])
+    tok.chat_template = TOOL_CHATML
+    out = []
+    for r in rows:
+        listed = json.loads(r["tools"])
+        text = tok.apply_chat_template(r["messages"], tools=listed, tokenize=False)
+        enc = tok.apply_chat_template(
+            r["messages"], tools=listed, tokenize=True, return_dict=True, return_assistant_tokens_mask=True
+        )
+        ids, masked = list(enc["input_ids"]), list(enc["assistant_masks"])
+        out.append(
+            {
+                "trajectory_id": r["trajectory_id"],
+                "text": text,
+                "spans": [tok.decode(s) for s in _spans(ids, masked)],
+            }
+        )
+    return {"rows": out}
+
+
 if __name__ == "__main__":
     command, *args = sys.argv[1:]
-    result = load(*args) if command == "load" else mask(*args)
+    result = {"load": load, "mask": mask, "tools": tools}[command](*args)
     print(json.dumps(result, default=str))
