@@ -14,7 +14,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from rsr_core.export import schema
+from rsr_core.export import preview, schema
+from rsr_core.store import Store
 
 _SCRIPT = Path(sys.executable).with_name("rsr")
 RSR = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "rsr_core.cli"]
@@ -180,6 +181,12 @@ def test_tool_calls_are_chat_tool_calls(db, tmp_path):
     derived = json.loads(rows["no-defs"]["tools"])  # no tool_definitions: one function per name called
     assert [t["function"]["name"] for t in derived] == ["Bash", "delegate"]
     assert "[image]" not in (tmp_path / "rows.jsonl").read_text()
+    store = Store(db, read_only=True)
+    try:  # the count from the keys stored at ingest agrees with the export's pass
+        counted = preview(store)
+    finally:
+        store.close()
+    assert (counted.exported, counted.left_out.multimodal) == (2, 1)
 
 
 def test_parquet_and_card_carry_the_tool_calls(db, tmp_path):
