@@ -30,7 +30,7 @@ from benchmarks.ui_browser import QUIET_MS, Probe, Sample, launch
 from benchmarks.ui_fixture import ROOT, Server, Writer, floor_script, free_port, prepare
 from rsr_core.ui.keys import widget_key
 
-CLICK, LOAD = "click", "load"
+CLICK, LOAD, CHART = "click", "load", "chart"
 
 
 class Results:
@@ -54,6 +54,10 @@ class Results:
             if kind == LOAD:
                 floor = self.floor.probe.load(self.floor.server.url)
                 self.add("floor: page load", LOAD, floor)
+            elif kind == CHART and sample.figure:
+                # Streamlit drawing the same plotly figure (its size and kind) on a click, and nothing else.
+                floor = self.floor.chart(sample.figure)
+                self.add("floor: chart (the same figure)", CHART, floor)
             else:
                 floor = self.floor.click()
                 self.add("floor: click", CLICK, floor)
@@ -64,6 +68,8 @@ class Results:
 
     def table(self) -> list[dict]:
         floor = {CLICK: self.median("floor: click"), LOAD: self.median("floor: page load")}
+        if "floor: chart (the same figure)" in self.samples:
+            floor[CHART] = self.median("floor: chart (the same figure)")
         rows = []
         for name, samples in self.samples.items():
             kind = self.kinds[name]
@@ -114,9 +120,40 @@ def targets(db: Path) -> dict[str, str]:
     }
 
 
+# What a page shows once it is drawn (its last part to arrive), which a page load waits for.
+PAGE_CONTENT = {
+    "": "Rewrite funnel",
+    "trajectories": "trajectories)",
+    "diff": "exact overlap",
+    "runbooks": "review history",
+    "rewrite": "Jobs",
+    "similarity": "Same- vs cross-runbook similarity",
+    "export": "Export for fine-tuning",
+}
+# A heatmap cell in the window: the page coordinates of the first cell's centre (plotly's own axes place it).
+HEATMAP_CELL = """() => {
+  const g = [...document.querySelectorAll('.js-plotly-plot')].find((c) => c._fullData && c._fullData[0].hovertext);
+  if (!g) return null;
+  g.scrollIntoView();
+  const t = g._fullData[0], [xa, ya] = [g._fullLayout.xaxis, g._fullLayout.yaxis], box = g.getBoundingClientRect();
+  return [box.left + xa._offset + xa.l2p(t.x[0]), box.top + ya._offset + ya.l2p(t.y[0])];
+}"""
+
+
 def repeat(results: Results, reps: int, name: str, kind: str, fn: Callable[[], Sample]) -> None:
     for _ in range(reps):
         results.add(name, kind, fn())
+
+
+def _choose_chart(probe: Probe, key: str, option: str, expect: str) -> Sample:
+    """`Probe.choose`, done when the chart titled `expect` is drawn."""
+    box = probe.key(key).get_by_role("combobox")
+    box.scroll_into_view_if_needed()
+    box.click()
+    probe.page.keyboard.type(option)
+    probe.page.get_by_role("option", name=option, exact=True).wait_for(state="attached")
+    probe.page.keyboard.press("ArrowDown")
+    return probe.act(lambda: probe.page.keyboard.press("Enter"), expect)
 
 
 class Floor:
@@ -138,6 +175,19 @@ class Floor:
             except TimeoutError:
                 continue
         raise TimeoutError("the floor app's button started no run")
+
+    def chart(self, figure: str) -> Sample:
+        """The floor app drawing `figure` (a plotly figure's JSON) again on a click, on a page that has drawn it
+        (plotly loaded and started, as on the studio's page before its chart changes)."""
+        (self.server.script.parent / "floor_figure.json").write_text(figure)
+        for _ in range(3):
+            self.probe.load(f"{self.server.url}/?chart=1")
+            button = self.probe.key("draw").locator("button")
+            try:
+                return self.probe.act(button.click, timeout_s=30)
+            except TimeoutError:
+                continue
+        raise TimeoutError("the floor app's chart button started no run")
 
     def close(self) -> None:
         self.probe.close()
@@ -169,9 +219,9 @@ def cold_starts(browser, db: Path, results: Results, reps: int, port: int) -> No
 def studio(browser, url: str, t: dict[str, str], results: Results, reps: int) -> None:
     probe = Probe(browser)
     probe.load(url)
-    for page in ("", "trajectories", "diff", "runbooks", "rewrite", "similarity", "export"):
+    for page, expect in PAGE_CONTENT.items():
         name = f"page load: {page or 'overview'}" + (" (preview counting)" if page == "export" else "")
-        repeat(results, reps, name, LOAD, lambda p=page: probe.load(f"{url}/{p}"))
+        repeat(results, reps, name, LOAD, lambda p=page, e=expect: probe.load(f"{url}/{p}", e))
     # The export preview is counted in the background (tens of seconds at this scale, on both cores): let it
     # finish, so that it does not weigh on what is measured next.
     probe.page.get_by_text("would be exported").first.wait_for(timeout=300_000)
@@ -213,19 +263,33 @@ def studio(browser, url: str, t: dict[str, str], results: Results, reps: int) ->
         approve = page.locator(".st-key-review_focus button[name=approve]")
         results.add("review: record a review", CLICK, probe.act(approve.click))
     repeat(results, reps, "review: queue load", LOAD, lambda: probe.load(f"{url}/runbooks"))
-    # Similarity.
+    # Similarity: every control redraws a plotly figure, compared with Streamlit drawing that same figure.
     for _ in range(reps):
-        results.add("similarity: visit (warm)", LOAD, probe.load(f"{url}/similarity"))
         results.add(
-            "similarity: view per task", CLICK, probe.act(probe.key("sim_view").get_by_text("per task").click)
+            "similarity: visit (warm)", LOAD, probe.load(f"{url}/similarity", PAGE_CONTENT["similarity"])
         )
-        results.add("similarity: metric fuzzy", CLICK, probe.choose("sim_metric", "fuzzy"))
-        results.add("similarity: metric multiset", CLICK, probe.choose("sim_metric", "multiset"))
+        per_task = probe.key("sim_view").get_by_text("per task")
+        results.add("similarity: view per task", CHART, probe.act(per_task.click, "per task"))
         results.add(
-            "similarity: shape violin", CLICK, probe.act(probe.key("sim_shape").get_by_text("violin").click)
+            "similarity: metric fuzzy",
+            CHART,
+            _choose_chart(probe, "sim_metric", "fuzzy", "fuzzy (ratio) per task"),
         )
+        results.add(
+            "similarity: metric multiset",
+            CHART,
+            _choose_chart(probe, "sim_metric", "multiset", "multiset per task"),
+        )
+        violin = probe.key("sim_shape").get_by_text("violin")
+        results.add("similarity: shape violin", CHART, probe.act(violin.click, "multiset per task"))
+        box = probe.key("sim_shape").get_by_text("box")
+        results.add("similarity: shape box", CHART, probe.act(box.click, "multiset per task"))
         heatmap = probe.key("sim_view").get_by_text("pairwise heatmap of one task")
-        results.add("similarity: view heatmap", CLICK, probe.act(heatmap.click))
+        results.add("similarity: view heatmap", CHART, probe.act(heatmap.click, "by runbook"))
+        x, y = probe.page.evaluate(HEATMAP_CELL)
+        probe.page.mouse.move(x, y)
+        opened = probe.act(lambda x=x, y=y: probe.page.mouse.click(x, y), "back to the list")
+        results.add("similarity: click a heatmap cell (opens the pair)", CLICK, opened)
     probe.close()
 
 

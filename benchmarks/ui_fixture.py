@@ -22,6 +22,15 @@ FLOOR_APP = """import streamlit as st
 st.title("floor")
 if st.button("press", key="press"):
     st.write("pressed")
+if st.query_params.get("chart"):  # the chart floor: the studio's last figure drawn, and drawn again on a click
+    from pathlib import Path
+
+    import plotly.io as pio
+
+    fig = pio.from_json(Path(__file__).with_name("floor_figure.json").read_text())
+    if st.button("draw", key="draw"):  # changed by its title, so that it is sent and drawn again in place
+        fig.update_layout(title_text=f"{fig.layout.title.text or ''} (again)")
+    st.plotly_chart(fig, key="figure")
 """
 
 
