@@ -103,7 +103,7 @@ class Probe:
             base64.b64decode(response["payloadData"]) if response["opcode"] == 2 else response["payloadData"]
         )
         self.frames.append(payload)
-        if isinstance(payload, bytes) and _message_type(payload) == "script_finished":
+        if isinstance(payload, bytes) and message_type(payload) == "script_finished":
             self.finished += 1
 
     def close(self) -> None:
@@ -186,7 +186,7 @@ class Probe:
         return self.act(lambda: self.page.keyboard.press("r"))
 
 
-def _message_type(frame: bytes) -> str | None:
+def message_type(frame: bytes) -> str | None:
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
     msg = ForwardMsg()
