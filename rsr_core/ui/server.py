@@ -1,8 +1,8 @@
 """The studio's server side: what `streamlit run` starts before it serves anyone.
 
 Streamlit serves the studio as an ASGI app (rsr_core/ui/app.py) whose lifespan warms the process up: the
-modules every page imports (pandas, pyarrow, DuckDB, pydantic models, the chart builders and their
-renderer, and the Rewrite page's model client and job runner), the store (opened and migrated), whether the
+modules every page imports (pandas, pyarrow, DuckDB, pydantic models, plotly and the chart builders, and
+the Rewrite page's model client and job runner), the store (opened and migrated), whether the
 sandbox engine answers, the first page's reads and charts (cached per database state, as
 a page run would) and, when the stored similarity scores are stale, their refresh in the background. The
 server answers its health check only after this, so the first page after a start costs what a later one does;
