@@ -37,7 +37,17 @@ PLANTED_DATABASES = (
     "data/demo/tasks/stray.duckdb",
     "data/demo_pipeline/stray.duckdb.wal",
 )
-HEAVY_MODULES = ("streamlit", "altair", "pandas", "docker", "duckdb", "pyarrow", "openai", "pydantic")
+HEAVY_MODULES = (
+    "streamlit",
+    "plotly",
+    "altair",
+    "pandas",
+    "docker",
+    "duckdb",
+    "pyarrow",
+    "openai",
+    "pydantic",
+)
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 PROJECT = PYPROJECT["project"]
 DECLARED = [Requirement(r) for r in PROJECT["dependencies"] + PROJECT["optional-dependencies"]["dev"]]
