@@ -37,8 +37,9 @@ COVERAGE_MEASURES = {
     "solved_tasks": "solved",
     "unique_solved": "solved by no other",
 }
-HEATMAP_CELL_PX = (8, 14)  # side of one cell: smallest, largest
-HEATMAP_SIDE_PX = 720  # the heatmap's side, unless its cells would be smaller or larger
+HEATMAP_CELL_PX = (8, 36)  # side of one cell: smallest, largest
+HEATMAP_SIDE_PX = 560  # the heatmap's side, unless its cells would be smaller or larger
+HEATMAP_LABEL_PX = (6, 360)  # the width of one character of an axis label, and the most labels may take
 MARGIN = {"l": 10, "r": 10, "t": 40, "b": 10}
 SIMILARITY_AXIS = {"title": "similarity", "range": [-0.02, 1.02]}
 
@@ -250,12 +251,17 @@ def heatmap(pairs: pd.DataFrame, metric: str, task_id: str) -> Figure:
         fig.add_hline(y=s, line={"color": "white", "width": 2})
     axis = {"tickmode": "array", "tickvals": list(range(side)), "ticktext": names, "range": [-0.5, side - 0.5],
             "showgrid": False, "zeroline": False, "title": None, "tickfont": {"size": 10}}  # fmt: skip
+    # The plot area is exactly `side` cells wide and high: margins sized to the labels, none left to plotly's
+    # automatic margins (which would shrink the area and leave gaps between the cells).
     px = cell * side
+    labels = min(HEATMAP_LABEL_PX[1], HEATMAP_LABEL_PX[0] * max(len(n) for n in names) + 16)
     _layout(
-        fig, f"{METRIC_LABELS[metric]}: {task_id} by runbook", width=px + 420, height=px + 300,
-        xaxis={**axis, "tickangle": -90}, yaxis={**axis, "autorange": "reversed", "range": None},
+        fig, f"{METRIC_LABELS[metric]}: {task_id} by runbook", width=labels + px + 140, height=labels + px + 70,
+        xaxis={**axis, "tickangle": -90, "automargin": False},
+        yaxis={**axis, "autorange": "reversed", "range": None, "automargin": False},
         hovermode="closest", plot_bgcolor="#f0f2f6", clickmode="event+select",
     )  # fmt: skip
+    fig.update_layout(margin={"l": labels, "b": labels, "t": 50, "r": 140})
     return Figure(fig, pair_list, clickable=bool(pair_list))
 
 
