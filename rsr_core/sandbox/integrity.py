@@ -223,6 +223,8 @@ class Ground:
     """The test scripts start a shell that reads the system's startup files."""
     git_config: tuple[str, ...] = ()
     """Git's configuration files, when the test scripts call git."""
+    packages: dict[str, bool] = field(default_factory=dict)
+    """Directories already found to be, or not to be, regular packages."""
 
 
 def _under(path: str, prefixes: Iterable[str]) -> bool:
@@ -362,7 +364,7 @@ def is_ground(path: str, kind: str, ground: Ground, fs: ContainerFS, changed: di
         return True
     for cwd in ground.cwds | {ground.workdir}:
         base = cwd.rstrip("/") + "/"
-        if path.startswith(base) and _shadows(path, base, _SESSION_IMPORTS, fs, changed):
+        if path.startswith(base) and _shadows(path, base, _SESSION_IMPORTS, fs, changed, ground.packages):
             return True  # `python -m pytest` imports from the working directory first
         if path.startswith(base) and _entry_point_file(path[len(base) :]) and _registers_plugin(fs, path):
             return True  # …and reads the distributions there: a `pytest11` entry point is a plugin
@@ -370,7 +372,7 @@ def is_ground(path: str, kind: str, ground: Ground, fs: ContainerFS, changed: di
         base = d.rstrip("/") + "/"
         rest = path[len(base) :] if path.startswith(base) else ""
         if rest.split("/", 1)[0].endswith((".dist-info", ".egg-info")) or (
-            rest and _shadows(path, base, _RUNNER_IMPORTS, fs, changed)
+            rest and _shadows(path, base, _RUNNER_IMPORTS, fs, changed, ground.packages)
         ):
             return True  # a module, package or distribution beside a Python script on the ground shadows its import
     for root in ground.pth_roots:
@@ -425,7 +427,14 @@ def _module_name(top: str) -> str:
     return re.split(r"[.-]", top, maxsplit=1)[0]
 
 
-def _shadows(path: str, base: str, names: frozenset[str], fs: ContainerFS, changed: dict[str, str]) -> bool:
+def _shadows(
+    path: str,
+    base: str,
+    names: frozenset[str],
+    fs: ContainerFS,
+    changed: dict[str, str],
+    cache: dict[str, bool],
+) -> bool:
     """`path` is, or lies in, a module or regular package named in `names` at the top of sys.path directory
     `base`. A directory without `__init__` is a namespace portion, which never shadows a module or a regular
     package found anywhere on sys.path."""
@@ -438,13 +447,24 @@ def _shadows(path: str, base: str, names: frozenset[str], fs: ContainerFS, chang
         return True
     if "." in top:
         return False
-    package = base + top
-    st = fs.stat(package)
-    if st is None or not st.is_dir:
-        return False  # an extensionless file is no module
-    return any(
-        p.startswith(package + "/__init__.") for p, kind in changed.items() if kind != "deleted"
-    ) or any(fs.stat(f"{package}/__init__.{ext}") is not None for ext in ("py", "pyc"))
+    return _regular_package(base + top, fs, changed, cache)
+
+
+def _regular_package(package: str, fs: ContainerFS, changed: dict[str, str], cache: dict[str, bool]) -> bool:
+    """Is `package` a directory with an `__init__` (the run's or the image's)? Answered once per directory in
+    `cache`: a run that writes many files under one (logs in /app/logging/) asks it for each of them."""
+    if package not in cache:
+        st = fs.stat(package)
+        inits = package + "/__init__."
+        cache[package] = (
+            st is not None
+            and st.is_dir  # an extensionless file is no module
+            and (
+                any(p.startswith(inits) and kind != "deleted" for p, kind in changed.items())
+                or any(fs.stat(f"{package}/__init__.{ext}") is not None for ext in ("py", "pyc"))
+            )
+        )
+    return cache[package]
 
 
 def _entry_point_file(rest: str) -> bool:

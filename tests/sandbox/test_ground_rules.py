@@ -154,6 +154,7 @@ def test_ordinary_work_is_left_alone(sandboxes, guarded):
             "ln -s /usr/bin/python3 /usr/local/bin/python",
             "mkdir -p /app/json /app/logging/data /app/test && echo '{}' > /app/json/a.json",
             "echo x > /app/logging/data/today.log && echo x > /app/test/input.txt",
+            "cd /app/logging/data && seq 1500 | xargs touch && cd /",  # each asks whether logging is a package
             "mkdir -p /app/py /app/pytest_runs && echo 'print(1)' > /app/py/solve.py",
             "echo 'export EDITOR=vi' > /etc/profile.d/editor.sh && echo 'umask 022' >> /etc/bash.bashrc",
             f"mkdir -p {SITE}/requests {SITE}/pygments {SITE}/rich && touch {SITE}/requests/__init__.py",
