@@ -174,6 +174,8 @@ class IntegrityReport:
     """Ground entries the task does not allow: their presence makes the run tampered."""
     allowed: list[str] = field(default_factory=list)
     """Ground entries the task allows (`[verifier] allow_changes`)."""
+    changed: dict[str, str] = field(default_factory=dict)
+    """Every entry of the diff (path → added, changed or deleted), the engine's own mounts left out."""
 
     @property
     def tampered(self) -> bool:
@@ -182,7 +184,7 @@ class IntegrityReport:
 
     def add_ground(self, paths: list[str], task: Task) -> None:
         """Ground found after the diff was read (a library name taken over, loader_check.py)."""
-        allow = [a for a in task.verifier_allow_changes if a.startswith("/")]
+        allow = _allowances(task)
         stored = {c.path: c for c in self.changed_paths}
         for path in paths:
             if path in stored:
@@ -525,7 +527,7 @@ def check_integrity(
     changed = dict(entries)
     ground = resolve_ground(fs, task, env, workdir, changed)
     ground.pth_roots = _pth_roots(entries, ground, fs)
-    allow = [a for a in task.verifier_allow_changes if a.startswith("/")]
+    allow = _allowances(task)
     hits: list[ChangedPath] = []
     rest: list[ChangedPath] = []
     bad: list[str] = []
@@ -540,4 +542,9 @@ def check_integrity(
         sorted(hits, key=lambda c: c.path)
         + sorted(rest, key=lambda c: c.path)[: max(0, MAX_STORED_PATHS - len(hits))]
     )
-    return IntegrityReport(stored, len(entries), bad, allowed)
+    return IntegrityReport(stored, len(entries), bad, allowed, changed)
+
+
+def _allowances(task: Task) -> list[str]:
+    """The task's `[verifier] allow_changes` that are paths (exact path or directory prefix)."""
+    return [a for a in task.verifier_allow_changes if a.startswith("/")]

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import contextlib
 import posixpath
+import threading
 import uuid
+from collections.abc import Collection
 
 import docker.errors
 
@@ -24,18 +26,32 @@ from rsr_core.sandbox.loader_cache import MAX_CACHE_BYTES, CacheFormatError, par
 CACHE = "/etc/ld.so.cache"
 LDCONFIG = ("/sbin/ldconfig", "/usr/sbin/ldconfig")
 CHECK_TIMEOUT_S = 60.0
+KEPT_IMAGES = 64
+_IMAGE_CACHES: dict[str, bytes] = {}
+_READ_LOCK = threading.Lock()
 
 
-def needs_check(entries: list[tuple[str, str]]) -> bool:
-    """The run added or changed a file that could be a shared library, the cache or the loader's config."""
+def needs_check(changed: dict[str, str]) -> bool:
+    """The run added or changed a file that could be a shared library, the cache or the loader's config
+    (`changed`: the run's diff, path → kind)."""
     return any(
         kind != "deleted" and (".so" in posixpath.basename(path) or path.startswith("/etc/ld.so"))
-        for path, kind in entries
+        for path, kind in changed.items()
     )
 
 
 def image_cache(sandbox: DockerSandbox) -> bytes:
-    """The loader cache of the sandbox's image, read through the engine from a container that never starts."""
+    """The loader cache of the sandbox's image, read through the engine from a container that never starts;
+    read once per image and process (an image's files never change; a job verifies many runs of one)."""
+    with _READ_LOCK:
+        if sandbox.image not in _IMAGE_CACHES:
+            if len(_IMAGE_CACHES) >= KEPT_IMAGES:
+                del _IMAGE_CACHES[next(iter(_IMAGE_CACHES))]  # the oldest: a job works through its tasks
+            _IMAGE_CACHES[sandbox.image] = _read_image_cache(sandbox)
+        return _IMAGE_CACHES[sandbox.image]
+
+
+def _read_image_cache(sandbox: DockerSandbox) -> bytes:
     api = sandbox.client.api
     try:
         created = api.create_container(
@@ -64,7 +80,7 @@ def _names(content: bytes | None, where: str) -> dict[str, frozenset[str]] | str
         return f"{where} is not a loader cache this verifier can read ({exc})"
 
 
-def loader_ground(image: bytes, verifier: DockerSandbox, changed: set[str]) -> list[str]:
+def loader_ground(image: bytes, verifier: DockerSandbox, changed: Collection[str]) -> list[str]:
     """What the run's filesystem makes the loader give instead of the image's libraries: the files that take
     a name over (or the cache itself, when it cannot be read). `changed` is every path of the run's diff."""
     if not image:
@@ -105,7 +121,7 @@ def loader_ground(image: bytes, verifier: DockerSandbox, changed: set[str]) -> l
     return sorted(ground)
 
 
-def _behind(resolved: str, changed: set[str]) -> str:
+def _behind(resolved: str, changed: Collection[str]) -> str:
     """The run's file behind a name the loader resolves: the path itself when the run made it, else the
     library the run added in that directory under another file name (ldconfig names a library by the SONAME
     inside it; rebuilt without links, the path is only the name)."""

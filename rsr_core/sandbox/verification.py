@@ -26,7 +26,7 @@ import docker.errors
 from rsr_core.errors import SandboxFailure
 from rsr_core.models import ChangedPath, Task
 from rsr_core.sandbox.docker_sandbox import DockerSandbox
-from rsr_core.sandbox.integrity import KINDS, IntegrityReport, check_integrity
+from rsr_core.sandbox.integrity import IntegrityReport, check_integrity
 from rsr_core.sandbox.loader_check import image_cache, loader_ground, needs_check
 from rsr_core.sandbox.verifier import DEFAULT_VERIFIER_TIMEOUT_S, VerifierResult, image_config, run_verifier
 
@@ -94,8 +94,7 @@ def verify_run(
     try:
         try:
             env, workdir = image_config(sandbox)
-            diff = sandbox.diff()
-            report = check_integrity(diff, sandbox.fs, task, env, workdir)
+            report = check_integrity(sandbox.diff(), sandbox.fs, task, env, workdir)
         except (docker.errors.DockerException, OSError, tarfile.TarError) as exc:
             raise SandboxFailure(f"cannot read the sandbox's filesystem: {exc}") from None
         if not run_tests:
@@ -108,10 +107,8 @@ def verify_run(
     try:
         if not keep_agent:
             sandbox.remove()
-        entries = [(p, KINDS.get(k, "changed")) for p, k in diff]
-        if needs_check(entries):
-            changed = {p for p, _ in entries}
-            report.add_ground(loader_ground(image_cache(sandbox), verifier, changed), task)
+        if needs_check(report.changed):
+            report.add_ground(loader_ground(image_cache(sandbox), verifier, report.changed), task)
         result = run_verifier(verifier, task)
     finally:
         verifier.remove()
