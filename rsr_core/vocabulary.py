@@ -20,3 +20,12 @@ HARNESS_NAMES: tuple[str, ...] = ("terminus-2", "rsrt", "statem")
 """The harnesses this project runs."""
 SIMILARITY_METRICS: tuple[str, ...] = ("exact", "multiset", "order", "fuzzy", "transition")
 """Command-overlap metrics of a pair of trajectories."""
+JOB_STATUSES: tuple[str, ...] = ("pending", "running", "waiting_review", "done", "failed", "cancelled")
+"""A job's status (`jobs.status`): created, running, stopped with approved runbooks still to execute (human gate),
+finished, stopped by a failed unit, cancelled."""
+JOB_SUCCEEDED: tuple[str, ...] = ("done", "waiting_review")
+"""Job statuses that ended without a failure or a cancel (a command that ran the job exits 0)."""
+JOB_RESUMABLE: tuple[str, ...] = ("running", "waiting_review", "failed", "cancelled")
+"""Job statuses `rsr jobs resume` and the studio's resume offer take up (running: its runner died)."""
+UNIT_STATUSES: tuple[str, ...] = ("pending", "running", "done", "failed", "cancelled")
+"""A work unit's status (`work_units.status`)."""
