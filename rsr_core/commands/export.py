@@ -12,26 +12,11 @@ from rsr_core.commands.common import TerminalProgress, add_db, add_json, emit, o
 from rsr_core.errors import printable
 from rsr_core.outputs import OutputError
 from rsr_core.vocabulary import EXPORT_FORMATS as FORMATS
-from rsr_core.vocabulary import KINDS
+from rsr_core.vocabulary import KINDS, LEFT_OUT, spoken_list
 
 if TYPE_CHECKING:
     from rsr_core.export import ExportSummary
     from rsr_core.settings import Settings
-
-
-_REASON_WORDS = {
-    "direct_terminus": "terminus-2 discovery excluded",
-    "eval": "eval",
-    "harness": "harness",
-    "scripted": "scripted",
-    "verifier_tampered": "verifier tampered",
-    "not_verified": "not verified",
-    "answer_transfer": "answer transfer",
-    "human_rejected": "human-rejected",
-    "no_steps": "no steps",
-    "no_instruction": "no instruction",
-    "multimodal": "multimodal",
-}
 
 
 def _kinds(text: str) -> list[str]:
@@ -64,7 +49,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add the command."""
     p = sub.add_parser(
         "export",
-        help="write fine-tuning data: sft-jsonl, sharegpt, parquet, hf or atif",
+        help=f"write fine-tuning data: {spoken_list(FORMATS)}",
         description=(
             "Export what should train, with provenance: rewrites that passed the verifier, show no answer "
             "transfer and whose runbook no human rejected, plus terminus-2 discovery successes unchanged; never "
@@ -153,7 +138,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def describe(summary: ExportSummary) -> str:
     """The human summary: what was written, how many were left out and why."""
     left = summary.left_out
-    reasons = ", ".join(f"{_REASON_WORDS[k]} {v}" for k, v in left.model_dump().items() if v)
+    counts = ((r.words, getattr(left, r.name)) for r in LEFT_OUT)
+    reasons = ", ".join(f"{words} {n}" for words, n in counts if n)
     return "\n".join(
         [
             f"exported {summary.exported} of {summary.selected} selected trajectories to {summary.out} "

@@ -7,42 +7,23 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from rsr_core.export.models import CardMeta, ExportSummary, LeftOut
+from rsr_core.export.models import CardMeta, ExportSummary
 from rsr_core.export.schema import COLUMNS, Conversation, features_yaml
 from rsr_core.export.writers import CARD_MARKER, HF_DATA_FILE
-
-_COLUMNS = {
-    "sft-jsonl": "`messages` [{role: system|user|assistant, content}]",
-    "sharegpt": "`conversations` [{from: system|human|gpt, value}]",
-    "parquet": "`messages` list<struct<role, content>>",
-    "hf": "`messages` list<struct<role, content>> (Parquet under `data/`)",
-}
-_REASONS = {
-    "direct_terminus": "terminus-2 discovery runs excluded by `--no-include-direct-terminus`",
-    "eval": "eval runs (never train)",
-    "harness": "discovery runs of another harness (StateM, RSRT, …: harness scaffolding)",
-    "scripted": "model answers scripted, not sampled (the demo; `--include-scripted` keeps them)",
-    "verifier_tampered": "changed the verifier's own ground (never verified, whatever the reward)",
-    "not_verified": "did not pass the verifier",
-    "answer_transfer": "answer transfer found",
-    "human_rejected": "runbook rejected by a human reviewer",
-    "no_steps": "no agent turn to train on",
-    "no_instruction": "task instruction not recoverable",
-    "multimodal": "holds media (images, audio) a text row cannot carry",
-}
+from rsr_core.vocabulary import LEFT_OUT, export_format
 
 
 def card_path(out: Path, fmt: str) -> Path:
     """Where the dataset card goes: inside the output directory for atif and hf, else `<stem>.card.md` beside
     the file (the only file written beside an output)."""
-    if fmt in ("atif", "hf"):
+    if export_format(fmt).directory:
         return out / "README.md"
     return out.with_name(f"{out.stem}.card.md")
 
 
 def data_file(summary: ExportSummary) -> str | None:
     """The data file the card's `configs` names, relative to the card; None for atif (no rows)."""
-    if summary.format == "atif":
+    if export_format(summary.format).rows is None:
         return None
     return HF_DATA_FILE if summary.format == "hf" else Path(summary.out).name
 
@@ -120,16 +101,15 @@ def render_card(summary: ExportSummary, meta: CardMeta | None = None) -> str:
             + (f" ({s.left_out.scripted} left out)" if s.left_out.scripted else ""),
         ]
     lines += ["", "### Left out", "", "| reason | trajectories |", "| --- | ---: |"]
-    lines += [
-        f"| {_REASONS[k]} | {v} |" for k, v in s.left_out.model_dump().items() if k in LeftOut.model_fields
-    ]
+    lines += [f"| {r.card} | {getattr(s.left_out, r.name)} |" for r in LEFT_OUT]
     lines += [f"| exact duplicate of an exported row | {s.duplicates} |", "", "## Counts", ""]
     lines += _table("By kind", s.by_kind, "kind")
     lines += _table("By harness", s.by_harness, "harness")
     lines += _table("By category", s.by_category, "category")
     lines += _table("By task", s.by_task, "task")
     lines += ["## Contents", ""]
-    if s.format == "atif":
+    rows = export_format(s.format).rows
+    if rows is None:
         lines += [
             "One ATIF trajectory file per trajectory under `<task>/`, with RSR provenance in root `extra.rsr`",
             "(task_id, harness, kind, reward, source_trajectory_id, runbook_id, job_id, …). "
@@ -143,7 +123,7 @@ def render_card(summary: ExportSummary, meta: CardMeta | None = None) -> str:
         ]
     else:
         lines += [
-            f"Each row: {_COLUMNS[s.format]}, and outside the messages:",
+            f"Each row: {rows}, and outside the messages:",
             "",
             "| column | type | what |",
             "| --- | --- | --- |",

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from rsr_core.formats.atif_write import ATIF_VERSION as ATIF_VERSION
 from rsr_core.vocabulary import EXPORT_FORMATS
 
+# mypy needs the names spelled out: tests/test_vocabulary.py checks they are EXPORT_FORMATS, in its order.
 ExportFormat = Literal["sft-jsonl", "sharegpt", "parquet", "atif", "hf"]
 FORMATS: tuple[str, ...] = EXPORT_FORMATS
 
@@ -56,7 +57,8 @@ class ExportFilters(_Model):
 
 
 class LeftOut(_Model):
-    """Selected trajectories that are not exported, by the first reason that applies (in this order)."""
+    """Selected trajectories that are not exported, by the first reason that applies (in this order). The fields
+    are the reasons of rsr_core/vocabulary.py's LEFT_OUT, in its order (tests/test_vocabulary.py checks)."""
 
     direct_terminus: int = 0
     """terminus-2 discovery runs left out by `--no-include-direct-terminus`."""
@@ -71,7 +73,10 @@ class LeftOut(_Model):
     not_verified: int = 0
     """Runs that did not pass the verifier (reward < 1.0 or never verified)."""
     answer_transfer: int = 0
-    """Verified rewrites flagged for answer transfer (by either check)."""
+    """Verified rewrites flagged for answer transfer by the static reading of their commands or the model check."""
+    answer_transfer_replay: int = 0
+    """Verified rewrites flagged for answer transfer by the replay stage: replaying their commands printed or
+    wrote a hidden value the run never saw."""
     human_rejected: int = 0
     """Verified rewrites without answer transfer whose runbook a human rejected (runbook_status)."""
     no_steps: int = 0

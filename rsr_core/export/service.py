@@ -32,6 +32,7 @@ from rsr_core.outputs import AtomicFile, output_path, uninterrupted
 from rsr_core.store import Store
 from rsr_core.store import export_queries as eq
 from rsr_core.store.export_stream import stream_selected
+from rsr_core.vocabulary import export_format
 
 CHUNK = 1000  # trajectories per progress report and per verdict lookup of an archive
 Progress = Callable[[int, int], None]
@@ -249,7 +250,7 @@ def export(
     only when complete.
     """
     filters = filters or ExportFilters()
-    directory = fmt in ("atif", "hf")
+    directory = export_format(fmt).directory
     out = output_path(out, directory=directory)
     archive = fmt == "atif" and filters.all_trajectories
     card = card_path(out, fmt)

@@ -5,6 +5,7 @@ group, ATIF file by file) under a temporary name that replaces the output only w
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, Protocol
 
@@ -249,16 +250,20 @@ def is_atif_export(path: Path) -> bool:
     return is_dir_export(path, "atif")
 
 
+WRITERS: dict[str, Callable[[Path, bool, bool], RowWriter]] = {
+    "sft-jsonl": lambda out, full, force: JsonlWriter(out, force),
+    "sharegpt": lambda out, full, force: JsonlWriter(out, force, sharegpt=True),
+    "parquet": lambda out, full, force: ParquetRowWriter(out, force),
+    "atif": lambda out, full, force: AtifDirWriter(out, full, force),
+    "hf": lambda out, full, force: HfDirWriter(out, force),
+}
+"""The writer of every export format (rsr_core/vocabulary.py's EXPORT_FORMATS), from (out, full, force)."""
+
+
 def open_writer(fmt: str, out: Path, full: bool = False, force: bool = False) -> RowWriter:
-    """The writer of a format (`force`: replace an earlier output, see rsr_core/outputs.py)."""
-    if fmt == "sft-jsonl":
-        return JsonlWriter(out, force)
-    if fmt == "sharegpt":
-        return JsonlWriter(out, force, sharegpt=True)
-    if fmt == "parquet":
-        return ParquetRowWriter(out, force)
-    if fmt == "atif":
-        return AtifDirWriter(out, full, force)
-    if fmt == "hf":
-        return HfDirWriter(out, force)
-    raise ExportError(f"unknown format {fmt!r}")
+    """The writer of a format (`full`: an archive, every step and the verdicts; `force`: replace an earlier
+    output, see rsr_core/outputs.py)."""
+    make = WRITERS.get(fmt)
+    if make is None:
+        raise ExportError(f"unknown format {fmt!r}")
+    return make(out, full, force)

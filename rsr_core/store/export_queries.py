@@ -17,42 +17,54 @@ from rsr_core.store.columns import (
     trajectory_from_rows,
 )
 from rsr_core.store.sql import registered
+from rsr_core.vocabulary import GENERAL_HARNESS, LEFT_OUT
 
-# Why a selected trajectory is left out, in the order the reasons are tested (the first that applies counts).
-# The last two are found while the training messages are built (rsr_core/export/messages.py).
-LEFT_OUT_REASONS = (
-    "direct_terminus",
-    "eval",
-    "harness",
-    "scripted",
-    "verifier_tampered",
-    "not_verified",
-    "answer_transfer",
-    "human_rejected",
-    "no_steps",
-    "no_instruction",
-    "multimodal",
+# The evidence lines of the replay stage of the answer-transfer check begin with this (REPLAY_MARK of
+# rsr_core/rewrite/stages.py, a layer above the store; a test checks they agree).
+REPLAY_EVIDENCE_PREFIX = "replay: "
+_REPLAYED = (
+    "coalesce(len(list_filter(tc.deterministic_evidence, "
+    f"lambda e: starts_with(e, '{REPLAY_EVIDENCE_PREFIX}'))) > 0, FALSE)"
 )
+_GENERAL = f"'{GENERAL_HARNESS}'"
 
-# Rewrites train iff the `rewrite_status` view keeps them; discovery runs iff terminus-2 solved the task
-# (rsr_solved: reward >= 1 without tampering); evals never. Other discovery harnesses (StateM, RSRT, …) carry
-# scaffolding the model will not have at inference. Scripted runs (replayed answers) only on request.
-SELECTED_SQL = """
+# The SQL test of every left-out reason found in the selection, keyed by name; they are tested in the order of
+# LEFT_OUT (the first that applies counts), the rest are found while the training rows are built
+# (rsr_core/formats/training.py). Rewrites train iff the `rewrite_status` view keeps them; discovery runs iff
+# terminus-2 solved the task (rsr_solved: reward >= 1 without tampering); evals never. Other discovery
+# harnesses (StateM, RSRT, …) carry scaffolding the model will not have at inference. Scripted runs (replayed
+# answers) only on request. An answer transfer the replay stage found is told apart from the others.
+CONDITIONS: dict[str, str] = {
+    "direct_terminus": f"NOT $include_direct AND t.kind = 'discovery' AND t.harness = {_GENERAL}",
+    "eval": "t.kind = 'eval'",
+    "harness": f"t.kind = 'discovery' AND t.harness <> {_GENERAL}",
+    "scripted": "t.scripted AND NOT $include_scripted",
+    "verifier_tampered": "coalesce(t.verifier_tampered, FALSE)",
+    "not_verified": "NOT rsr_solved(t.reward, t.verifier_tampered)",
+    "answer_transfer": f"t.kind = 'rewrite' AND s.answer_transfer AND NOT {_REPLAYED}",
+    "answer_transfer_replay": f"t.kind = 'rewrite' AND s.answer_transfer AND {_REPLAYED}",
+    "human_rejected": "t.kind = 'rewrite' AND s.human_rejected",
+}
+ALL_EXPORTS = frozenset({"direct_terminus"})
+"""Reasons that hold with the training filters off (`rsr export --all`); they come first in LEFT_OUT."""
+
+
+def _left_out_case() -> str:
+    """The CASE naming a selected trajectory's left-out reason (NULL: none SQL can see). With the training filters
+    off (`$training` false) it stops after the reasons of ALL_EXPORTS."""
+    in_sql = [r.name for r in LEFT_OUT if r.in_sql]
+    whens = [f"WHEN {CONDITIONS[name]} THEN '{name}'" for name in in_sql]
+    whens.insert(sum(name in ALL_EXPORTS for name in in_sql), "WHEN NOT $training THEN NULL")
+    return "CASE\n            " + "\n            ".join(whens) + "\n        END"
+
+
+SELECTED_SQL = f"""
 WITH selected AS (
     SELECT t.trajectory_id, t.task_id, t.kind, t.harness, t.n_steps, t.rowid AS row_order, t.training_rule,
         t.training_key, t.training_why, t.agent_steps,
-        CASE
-            WHEN NOT $include_direct AND t.kind = 'discovery' AND t.harness = 'terminus-2' THEN 'direct_terminus'
-            WHEN NOT $training THEN NULL
-            WHEN t.kind = 'eval' THEN 'eval'
-            WHEN t.kind = 'discovery' AND t.harness <> 'terminus-2' THEN 'harness'
-            WHEN t.scripted AND NOT $include_scripted THEN 'scripted'
-            WHEN coalesce(t.verifier_tampered, FALSE) THEN 'verifier_tampered'
-            WHEN NOT rsr_solved(t.reward, t.verifier_tampered) THEN 'not_verified'
-            WHEN t.kind = 'rewrite' AND s.answer_transfer THEN 'answer_transfer'
-            WHEN t.kind = 'rewrite' AND s.human_rejected THEN 'human_rejected'
-        END AS left_out
+        {_left_out_case()} AS left_out
     FROM trajectories t LEFT JOIN rewrite_status s USING (trajectory_id)
+    LEFT JOIN transfer_checks tc USING (trajectory_id)
     WHERE list_contains($kinds, t.kind) AND (len($tasks) = 0 OR list_contains($tasks, t.task_id))
 )
 """

@@ -17,27 +17,7 @@ from rsr_core.export.service import preview
 from rsr_core.store import app_queries
 from rsr_core.ui.context import AppServices
 from rsr_core.ui.data import Cursor, background_priority, cached, db_signature
-
-EXTENSIONS = {
-    "sft-jsonl": "sft.jsonl",
-    "sharegpt": "sharegpt.jsonl",
-    "parquet": "parquet",
-    "atif": "atif",
-    "hf": "hf",
-}
-WHY = {
-    "direct_terminus": "terminus-2 discovery successes left out by choice",
-    "eval": "eval runs",
-    "harness": "discovery under StateM/RSRT (harness scaffolding)",
-    "scripted": "scripted demo model (replayed answers, not sampled)",
-    "verifier_tampered": "changed the verifier's own ground",
-    "not_verified": "did not pass the verifier",
-    "answer_transfer": "rewrite used a value it could not derive (answer transfer)",
-    "human_rejected": "its runbook was rejected by a reviewer",
-    "no_steps": "no agent turn to train on",
-    "no_instruction": "task instruction not recoverable",
-    "multimodal": "holds media (images, audio) a text row cannot carry",
-}
+from rsr_core.vocabulary import LEFT_OUT, export_format
 
 
 @cached
@@ -119,13 +99,15 @@ def plan_of(ctx: AppServices, filters: ExportFilters) -> tuple[ExportPreview | N
 
 def left_out_frame(plan: ExportPreview) -> pd.DataFrame:
     """Reason, explanation, count."""
-    counts = plan.left_out.model_dump()
-    return pd.DataFrame([{"reason": k, "why": WHY.get(k, k), "trajectories": v} for k, v in counts.items()])
+    rows = [
+        {"reason": r.name, "why": r.studio, "trajectories": getattr(plan.left_out, r.name)} for r in LEFT_OUT
+    ]
+    return pd.DataFrame(rows)
 
 
 def default_out(fmt: str) -> str:
     """Where an export goes by default."""
-    return str(Path("exports") / f"rsr-{EXTENSIONS[fmt]}")
+    return str(Path("exports") / f"rsr-{export_format(fmt).file_name}")
 
 
 def archive_bytes(out: str, card: str) -> tuple[str, bytes]:
