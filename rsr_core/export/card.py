@@ -32,9 +32,9 @@ def _quoted(value: str) -> str:
     return json.dumps(value, ensure_ascii=False)  # a JSON string is a YAML double-quoted scalar
 
 
-def front_matter(summary: ExportSummary, meta: CardMeta) -> list[str]:
+def front_matter(summary: ExportSummary, meta: CardMeta, calls: bool = True) -> list[str]:
     """The Hugging Face card metadata: license (when given), task categories, tags, `configs` (the train
-    split's data file) and `dataset_info.features`."""
+    split's data file) and `dataset_info.features` (`calls`: the rows hold a tool call, rsr_core/export/schema.py)."""
     path = data_file(summary)
     if path is None:
         return []
@@ -52,7 +52,7 @@ def front_matter(summary: ExportSummary, meta: CardMeta) -> list[str]:
         "  - split: train",
         f"    path: {_quoted(path)}",
         "dataset_info:",
-        *features_yaml(conversation),
+        *features_yaml(conversation, calls),
         "---",
     ]
     return lines
@@ -70,10 +70,10 @@ def _table(title: str, counts: dict[str, int], label: str) -> list[str]:
     return [*lines, ""]
 
 
-def render_card(summary: ExportSummary, meta: CardMeta | None = None) -> str:
-    """The card's Markdown, with Hugging Face front matter for a row export."""
+def render_card(summary: ExportSummary, meta: CardMeta | None = None, calls: bool = True) -> str:
+    """The card's Markdown, with Hugging Face front matter for a row export (`calls`: its rows hold a tool call)."""
     s, f = summary, summary.filters
-    lines = front_matter(summary, meta or CardMeta())
+    lines = front_matter(summary, meta or CardMeta(), calls)
     lines += [CARD_MARKER, "", "# RSR Studio export", ""]
     lines += [
         _data_line(f"{Path(s.out).name}/{HF_DATA_FILE}" if s.format == "hf" else Path(s.out).name),

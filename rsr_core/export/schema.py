@@ -11,9 +11,11 @@ its type. Only `reward` (never verified, in `--all` exports) can be null.
 A chat message always carries `tool_calls` (a list, empty but on an assistant turn that called tools, each call
 OpenAI's {id, type, function {name, arguments}} with `arguments` a JSON string) and `tool_call_id` (the call a
 `tool` result answers, else ""), and the row its `tools` (the tool list as a JSON string, "[]" for none): a
-value whose shape varies from tool to tool is text, so every row has the same types. JSON cannot type a list
-that is empty in every row of a file, so an export with no tool call at all loads as declared only with the
-declared features (the card: `load_dataset` on the `hf` directory, or `features=`); Parquet carries them.
+value whose shape varies from tool to tool is text, so every row has the same types. The one exception is
+forced by JSON: a list empty in every row of a file has no element type (`datasets` loads it as a list of
+nulls), so an export holding no tool call at all types `tool_calls` that way in every format and in its card
+(`untyped_calls`) — a JSONL and a Parquet export of the same rows then load alike and concatenate as they are,
+and such a dataset takes an export with calls after `cast` to the other's features.
 """
 
 from __future__ import annotations
@@ -91,18 +93,46 @@ class SchemaError(ValueError):
     """A row does not fit the declared schema (a programming error: the schema must be extended first)."""
 
 
-def _field_type(name: str) -> pa.DataType:
-    return pa.list_(TOOL_CALL) if name == "tool_calls" else pa.string()
+UNTYPED_CALLS = pa.list_(pa.null())
+"""`tool_calls` of an export holding no tool call: what JSON's always-empty list loads as."""
 
 
-def arrow_schema(conversation: Conversation = "messages") -> pa.Schema:
-    """The Arrow schema of the rows (Parquet writes it; JSON rows load as it)."""
-    turn = pa.struct([(name, _field_type(name)) for name in MESSAGE_FIELDS[conversation]])
+def _field_type(name: str, calls: bool) -> pa.DataType:
+    if name == "tool_calls":
+        return pa.list_(TOOL_CALL) if calls else UNTYPED_CALLS
+    return pa.string()
+
+
+def arrow_schema(conversation: Conversation = "messages", calls: bool = True) -> pa.Schema:
+    """The Arrow schema of the rows (Parquet writes it; JSON rows load as it); `calls`: the export holds a tool
+    call (else `tool_calls` is a list of nulls, see the module's docstring)."""
+    turn = pa.struct([(name, _field_type(name, calls)) for name in MESSAGE_FIELDS[conversation]])
     return pa.schema([(conversation, pa.list_(turn))] + [(c.name, _ARROW[c.dtype]) for c in COLUMNS])
 
 
+def has_calls(messages: list[dict[str, Any]]) -> bool:
+    """Does a row's conversation hold a tool call?"""
+    return any(m.get("tool_calls") for m in messages)
+
+
+def untyped_calls(table: pa.Table) -> pa.Table:
+    """Rows with no tool call, `tool_calls` retyped to a list of nulls (every one of those lists is empty)."""
+    column = table.column("messages").combine_chunks()
+    turns = column.values
+    n = len(turns)
+    empty = pa.ListArray.from_arrays(pa.array([0] * (n + 1), pa.int32()), pa.nulls(0))
+    fields = [turns.field(i) for i in range(turns.type.num_fields)]
+    names = [turns.type.field(i).name for i in range(turns.type.num_fields)]
+    fields[names.index("tool_calls")] = empty
+    retyped = pa.ListArray.from_arrays(column.offsets, pa.StructArray.from_arrays(fields, names=names))
+    target = arrow_schema("messages", calls=False)
+    return table.set_column(0, target.field("messages"), retyped).cast(target)
+
+
 def _yaml_field(name: str, dtype: pa.DataType, indent: str) -> list[str]:
-    """A feature of `dataset_info.features` (a string, a list of structs or a struct), in YAML lines."""
+    """A feature of `dataset_info.features` (a string, a list of nulls or of structs, a struct), in YAML lines."""
+    if dtype == UNTYPED_CALLS:
+        return [f"{indent}- name: {name}", f"{indent}  list: 'null'"]
     if isinstance(dtype, pa.ListType):
         lines = [f"{indent}- name: {name}", f"{indent}  list:"]
         for field in dtype.value_type:
@@ -116,10 +146,10 @@ def _yaml_field(name: str, dtype: pa.DataType, indent: str) -> list[str]:
     return [f"{indent}- name: {name}", f"{indent}  dtype: string"]
 
 
-def features_yaml(conversation: Conversation = "messages") -> list[str]:
+def features_yaml(conversation: Conversation = "messages", calls: bool = True) -> list[str]:
     """`dataset_info.features` of a Hugging Face dataset card (YAML lines, indented under `dataset_info:`)."""
     lines = ["  features:"]
-    lines += _yaml_field(conversation, arrow_schema(conversation).field(conversation).type, "  ")
+    lines += _yaml_field(conversation, arrow_schema(conversation, calls).field(conversation).type, "  ")
     for c in COLUMNS:
         lines += [f"  - name: {c.name}", f"    dtype: {c.dtype}"]
     return lines

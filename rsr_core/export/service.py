@@ -284,7 +284,7 @@ def export(
             by_harness=dict(found.by["harness"]),
             by_kind=dict(found.by["kind"]),
         )
-        text = render_card(summary, meta)
+        text = render_card(summary, meta, calls=writer.calls)
         if isinstance(writer, AtifDirWriter | HfDirWriter):
             writer.add_card(text)
         elif card_file is not None:

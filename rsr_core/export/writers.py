@@ -32,6 +32,11 @@ class RowWriter(Protocol):
     per_trajectory: bool
     """It writes a trajectory once (a file each), not a row per training conversation."""
 
+    @property
+    def calls(self) -> bool:
+        """A row it wrote holds a tool call (the card types `tool_calls` by it, rsr_core/export/schema.py)."""
+        ...
+
     def write(
         self, trajectory: Trajectory, messages: list[dict[str, str]], carried: Carried | None
     ) -> None: ...
@@ -72,6 +77,7 @@ class JsonlWriter(_FileWriter):
         self.conversation: Conversation = "conversations" if sharegpt else "messages"
         self.array = sharegpt and out.suffix.lower() == ".json"
         self.rows = 0
+        self.calls = False
         self.fh = self.file.handle
         if self.array:
             self.fh.write("[\n")
@@ -79,6 +85,7 @@ class JsonlWriter(_FileWriter):
     def write(self, trajectory: Trajectory, messages: list[dict[str, str]], carried: Carried | None) -> None:
         """Write one row."""
         line = _json_line(schema.row(trajectory, messages, self.conversation))
+        self.calls = self.calls or schema.has_calls(messages)
         if self.array and self.rows:
             line = ",\n" + line.rstrip("\n")
         elif self.array:
@@ -100,16 +107,19 @@ must stay under 2 GiB (long observations make a thousand rows far more than a th
 
 
 class _ParquetRows:
-    """Rows of the schema to an open binary file, one row group at a time."""
+    """Rows of the schema to an open binary file at `path`, one row group at a time."""
 
-    def __init__(self, handle: IO[Any], row_group_rows: int):
+    def __init__(self, handle: IO[Any], path: Path, row_group_rows: int):
         self.row_group_rows = row_group_rows
+        self.handle, self.path = handle, path
         self.buffer: list[dict[str, Any]] = []
         self.size = 0
+        self.calls = False
         self.pq = pq.ParquetWriter(handle, PARQUET_SCHEMA, compression="zstd")
 
     def write(self, trajectory: Trajectory, messages: list[dict[str, str]]) -> None:
         self.buffer.append(schema.row(trajectory, messages))
+        self.calls = self.calls or schema.has_calls(messages)
         self.size += sum(len(m["content"]) for m in messages)
         if len(self.buffer) >= self.row_group_rows or self.size >= ROW_GROUP_BYTES:
             self.flush()
@@ -120,8 +130,26 @@ class _ParquetRows:
             self.buffer, self.size = [], 0
 
     def close(self) -> None:
+        """Write the last row group and the footer; with no tool call written, `tool_calls` is retyped as JSON
+        loads it (rsr_core/export/schema.py), row group by row group into a file that replaces this one."""
         self.flush()
         self.pq.close()
+        if not self.handle.closed:
+            self.handle.flush()
+        if self.calls:
+            return
+        retyped = AtomicFile(self.path, force=True, binary=True)
+        try:
+            source = pq.ParquetFile(self.path)
+            target = pq.ParquetWriter(retyped.handle, schema.arrow_schema(calls=False), compression="zstd")
+            for i in range(source.num_row_groups):
+                target.write_table(schema.untyped_calls(source.read_row_group(i)))
+            target.close()
+            source.close()
+        except BaseException:
+            retyped.abort()
+            raise
+        retyped.commit()
 
 
 class ParquetRowWriter(_FileWriter):
@@ -129,7 +157,12 @@ class ParquetRowWriter(_FileWriter):
 
     def __init__(self, out: Path, force: bool, row_group_rows: int = 1000):
         super().__init__(out, force, binary=True)
-        self.rows = _ParquetRows(self.file.handle, row_group_rows)
+        self.rows = _ParquetRows(self.file.handle, self.file.temp, row_group_rows)
+
+    @property
+    def calls(self) -> bool:
+        """A row written holds a tool call."""
+        return self.rows.calls
 
     def write(self, trajectory: Trajectory, messages: list[dict[str, str]], carried: Carried | None) -> None:
         """Buffer one row; a full buffer becomes a row group."""
@@ -166,10 +199,15 @@ class HfDirWriter:
             data = self.partial / HF_DATA_FILE
             data.parent.mkdir()
             self.handle = data.open("wb")
-            self.rows = _ParquetRows(self.handle, row_group_rows)
+            self.rows = _ParquetRows(self.handle, data, row_group_rows)
         except BaseException:
             self.dir.abort()
             raise
+
+    @property
+    def calls(self) -> bool:
+        """A row written holds a tool call."""
+        return self.rows.calls
 
     def write(self, trajectory: Trajectory, messages: list[dict[str, str]], carried: Carried | None) -> None:
         """Buffer one row; a full buffer becomes a row group."""
@@ -199,6 +237,7 @@ class AtifDirWriter:
     `full`, which keeps every step and carries the pipeline verdicts (the lossless archive)."""
 
     per_trajectory = True
+    calls = False  # no rows, no row schema
 
     def __init__(self, out: Path, full: bool, force: bool):
         self.out = out

@@ -9,8 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from rsr_core.cli import main
-from rsr_core.export import ExportError, export
-from rsr_core.export.writers import PARQUET_SCHEMA
+from rsr_core.export import ExportError, export, schema
 from rsr_core.outputs import OutputError
 from rsr_core.store import Store
 from tests.export.corpus import add_rewrite, add_task, trajectory
@@ -70,7 +69,7 @@ def test_parquet_reads_with_pyarrow_and_datasets(small, tmp_path, monkeypatch):
     out = tmp_path / "train.parquet"
     export(small, "parquet", out)
     table = pq.read_table(out)
-    assert table.schema.equals(PARQUET_SCHEMA) and table.num_rows == 3
+    assert table.schema.equals(schema.arrow_schema(calls=False)) and table.num_rows == 3  # no tool call in it
     jsonl = tmp_path / "train.jsonl"
     export(small, "sft-jsonl", jsonl, force=True)
     assert table.to_pylist() == [json.loads(line) for line in jsonl.read_text().splitlines()]
@@ -78,7 +77,7 @@ def test_parquet_reads_with_pyarrow_and_datasets(small, tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     ds = datasets.load_dataset("parquet", data_files=str(out), split="train", cache_dir=str(tmp_path / "hf"))
     assert ds.num_rows == 3 and ds[0]["messages"][0]["role"] == "system"
-    assert set(ds.column_names) == set(PARQUET_SCHEMA.names)
+    assert set(ds.column_names) == set(schema.arrow_schema().names)
 
 
 def test_sharegpt_jsonl_and_json_array(small, tmp_path):

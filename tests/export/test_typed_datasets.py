@@ -1,5 +1,5 @@
-"""Typed datasets: every row export has the one declared schema whatever its rows (rsr_core/export/schema.py), the
-card is a Hugging Face dataset card declaring it, `--format hf` writes a directory `datasets` loads as declared;
+"""Typed datasets: every row export has the one declared schema whatever its rows (rsr_core/export/schema.py; an
+export without a tool call types `tool_calls` as JSON loads it), the card is a Hugging Face dataset card declaring it, `--format hf` writes a directory `datasets` loads as declared;
 and the trainers' libraries load each export as it is (the `trainer` side venv, see conftest.py)."""
 
 from __future__ import annotations
@@ -16,11 +16,12 @@ import yaml
 
 from rsr_core.export import export, schema
 from rsr_core.export.models import CardMeta
-from rsr_core.export.writers import HF_DATA_FILE, PARQUET_SCHEMA
+from rsr_core.export.writers import HF_DATA_FILE
 from rsr_core.models import Trajectory
 from rsr_core.store import Store
 from tests.export.corpus import add_rewrite, add_task, trajectory
 
+PARQUET_SCHEMA = schema.arrow_schema(calls=False)  # the corpus below holds no tool call
 _SCRIPT = Path(sys.executable).with_name("rsr")
 RSR = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "rsr_core.cli"]
 SUMMARY_KEYS = {
@@ -102,7 +103,8 @@ def _types(t: pa.DataType) -> set[str]:
 
 def test_one_schema_in_every_format(exports):
     table = pq.read_table(exports["parquet"])
-    assert table.schema.equals(PARQUET_SCHEMA) and PARQUET_SCHEMA.equals(schema.arrow_schema())
+    assert table.schema.equals(PARQUET_SCHEMA)
+    assert PARQUET_SCHEMA.field("messages").type.value_type.field("tool_calls").type == pa.list_(pa.null())
     assert not any("large" in t for field in table.schema for t in _types(field.type))  # text is `string`
     rows = _lines(exports["sft"])
     assert [list(r) for r in rows] == [PARQUET_SCHEMA.names] * 3  # every column, in the schema's order
@@ -146,16 +148,16 @@ def _declared(columns: list[dict]) -> dict[str, object]:
     out: dict[str, object] = {}
     for c in columns:
         nested = c.get("list", c.get("struct"))
-        out[c["name"]] = _declared(nested) if nested is not None else c["dtype"]
+        if isinstance(nested, str):  # a list of one dtype
+            out[c["name"]] = f"list<{nested}>"
+        else:
+            out[c["name"]] = _declared(nested) if nested is not None else c["dtype"]
     return out
 
 
-CHAT = {
-    "role": "string",
-    "content": "string",
-    "tool_calls": {"id": "string", "type": "string", "function": {"name": "string", "arguments": "string"}},
-    "tool_call_id": "string",
-}
+CHAT = {"role": "string", "content": "string", "tool_calls": "list<null>", "tool_call_id": "string"}
+"""A turn as the card declares it for rows without a tool call (with one, tool_calls is a list of OpenAI's calls:
+tests/export/test_tool_call_rows.py)."""
 
 
 @pytest.mark.parametrize(
@@ -270,8 +272,9 @@ def test_datasets_loads_every_export_as_declared(exports, trainer_check, tmp_pat
     cards = {k: str(Path(v).with_name(f"{Path(v).stem}.card.md")) for k, v in exports.items()}
     spec = {
         "loads": {
-            # a JSON list empty in every row has no type of its own: JSON loads take the card's features
-            "sft": {"builder": "json", "data_files": [e["sft"]], "features_card": cards["sft"]},
+            # as they are, no features given: JSON and Parquet of the same rows load alike
+            "sft": {"builder": "json", "data_files": [e["sft"]]},
+            "sft-card": {"builder": "json", "data_files": [e["sft"]], "features_card": cards["sft"]},
             "sharegpt": {"builder": "json", "data_files": [e["sharegpt"]]},
             "parquet": {"builder": "parquet", "data_files": [e["parquet"]]},
             "hf": {"dir": e["hf"]},
@@ -279,7 +282,6 @@ def test_datasets_loads_every_export_as_declared(exports, trainer_check, tmp_pat
             "sft-mixed": {
                 "builder": "json",
                 "data_files": [e["sft-discovery"], e["sft-rewrite"]],
-                "features_card": cards["sft-discovery"],
             },
             "sharegpt-mixed": {
                 "builder": "json",
@@ -302,14 +304,13 @@ def test_datasets_loads_every_export_as_declared(exports, trainer_check, tmp_pat
     loads = found["loads"]
     chat = loads["sft"]["features"]
     assert chat["messages"] == (
-        "List({'role': Value('string'), 'content': Value('string'), 'tool_calls': List({'id': Value('string'), "
-        "'type': Value('string'), 'function': {'name': Value('string'), 'arguments': Value('string')}}), "
+        "List({'role': Value('string'), 'content': Value('string'), 'tool_calls': List(Value('null')), "
         "'tool_call_id': Value('string')})"
     )
     assert {k: v for k, v in chat.items() if k != "messages"} == {
         c.name: f"Value('{c.dtype}')" for c in schema.COLUMNS
     }
-    for name in ("parquet", "hf", "sft-mixed", "parquet-mixed", "hf-eval"):
+    for name in ("sft-card", "parquet", "hf", "sft-mixed", "parquet-mixed", "hf-eval"):
         assert loads[name]["features"] == chat, name
     assert loads["sharegpt-mixed"]["features"] == loads["sharegpt"]["features"]
     assert loads["sharegpt"]["features"]["conversations"] == (
