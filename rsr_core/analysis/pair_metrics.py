@@ -14,7 +14,9 @@ import numpy as np
 from rapidfuzz import fuzz, process
 from rapidfuzz.distance import Indel
 
-METRICS: tuple[str, ...] = ("exact", "multiset", "order", "fuzzy", "transition")
+from rsr_core.vocabulary import SIMILARITY_METRICS
+
+METRICS: tuple[str, ...] = SIMILARITY_METRICS
 # Above this many distinct commands in one group, fuzzy scores are computed per trajectory instead of as
 # one square matrix, so memory stays bounded (the results are identical).
 FUZZY_SQUARE_LIMIT = 4096

@@ -8,6 +8,7 @@ vectorised kernels of `pair_metrics`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -96,12 +97,14 @@ def _objects(column: pd.Series) -> np.ndarray:
     return values
 
 
-def _metric_matrix(metric: str, seqs: list[np.ndarray], enc: EncodedCommands) -> np.ndarray:
-    if metric == "fuzzy":
-        return pair_metrics.fuzzy(seqs, enc.vocabulary)
-    if metric == "transition":
-        return pair_metrics.transition(seqs, enc.first_word)
-    return getattr(pair_metrics, metric)(seqs)
+KERNELS: dict[str, Callable[[list[np.ndarray], EncodedCommands], np.ndarray]] = {
+    "exact": lambda seqs, enc: pair_metrics.exact(seqs),
+    "multiset": lambda seqs, enc: pair_metrics.multiset(seqs),
+    "order": lambda seqs, enc: pair_metrics.order(seqs),
+    "fuzzy": lambda seqs, enc: pair_metrics.fuzzy(seqs, enc.vocabulary),
+    "transition": lambda seqs, enc: pair_metrics.transition(seqs, enc.first_word),
+}
+"""The all-pairs matrix of every metric (rsr_core/vocabulary.py's SIMILARITY_METRICS) over one task's rewrites."""
 
 
 def score_pairs(
@@ -130,7 +133,7 @@ def score_pairs(
         right.append(j + start)
         seqs = enc.sequences(start, stop)
         for metric in metrics:
-            scores[metric].append(_metric_matrix(metric, seqs, enc)[i, j])
+            scores[metric].append(KERNELS[metric](seqs, enc)[i, j])
     a = np.concatenate(left) if left else np.empty(0, dtype=np.int64)
     b = np.concatenate(right) if right else np.empty(0, dtype=np.int64)
     runbook = _objects(rewrites["runbook_id"])

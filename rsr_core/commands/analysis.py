@@ -6,11 +6,21 @@ import argparse
 from typing import TYPE_CHECKING
 
 from rsr_core.commands.common import add_db, add_json, emit, open_store
-from rsr_core.vocabulary import KINDS
+from rsr_core.vocabulary import KINDS, SIMILARITY_METRIC_INFO, SIMILARITY_METRICS
 
-# The metric names, kept here so that building the parser does not import numpy, pandas and rapidfuzz
-# (rsr_core.analysis.pair_metrics.METRICS; a test checks they agree).
-METRICS = ("exact", "multiset", "order", "fuzzy", "transition")
+# From the vocabulary, not rsr_core.analysis, so that building the parser does not import numpy, pandas and
+# rapidfuzz.
+METRICS = SIMILARITY_METRICS
+DEFAULT_METRIC = "exact"
+
+
+def _metric_help() -> str:
+    """Every metric with what it is, e.g. "exact (set Jaccard, default), multiset, order (Indel), …"."""
+    parts = []
+    for m in SIMILARITY_METRIC_INFO:
+        notes = [n for n in (m.gloss, "default" if m.name == DEFAULT_METRIC else "") if n]
+        parts.append(f"{m.name} ({', '.join(notes)})" if notes else m.name)
+    return ", ".join(parts)
 
 
 if TYPE_CHECKING:
@@ -41,9 +51,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument(
         "--metric",
         choices=METRICS,
-        default="exact",
-        help="exact (set Jaccard, default), multiset, order (Indel), fuzzy (rapidfuzz ratio), "
-        "transition (first-word pairs)",
+        default=DEFAULT_METRIC,
+        help=_metric_help(),
     )
     s.add_argument("--task", help="only this task id")
     add_db(s)

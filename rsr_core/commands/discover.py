@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from rsr_core.commands.common import add_db, add_json, bounded_int, finite_float
 from rsr_core.commands.jobrun import add_backend_args, make_runner
 from rsr_core.errors import printable
-from rsr_core.vocabulary import HARNESS_NAMES
+from rsr_core.vocabulary import HARNESS_NAMES, spoken_list
 
 if TYPE_CHECKING:
     from rsr_core.settings import Settings
@@ -22,7 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "discover",
         help="run discovery harnesses on tasks and store the runs (one resumable job)",
-        description="Run terminus-2, rsrt or statem on tasks in fresh Docker sandboxes against the configured "
+        description=f"Run {spoken_list(HARNESS_NAMES)} on tasks in fresh Docker sandboxes against the configured "
         "model endpoint, as one job of tasks x harnesses x runs (resumable with `rsr jobs resume`); every run "
         "is verified with the hidden tests and stored as a discovery trajectory, and written as a harbor job "
         "dir per task and harness under --out.",

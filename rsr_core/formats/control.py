@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from typing import overload
 
+from rsr_core.vocabulary import HARNESS_INFO
+
 # Messages a harness injects that are not part of the task dialogue. Our own harnesses also mark such
 # steps explicitly (step extra `harness_control: true`); these patterns catch recorded runs of others.
 CONTROL_PATTERNS = [
@@ -20,16 +22,7 @@ CONTROL_PATTERNS = [
     re.compile(r"\btransition(ed)? (from \w+ )?to (explore|plan|implement|verify|done)\b", re.I),
 ]
 
-HARNESS_ALIASES = {
-    "terminus-2": "terminus-2",
-    "terminus2": "terminus-2",
-    "terminus_2": "terminus-2",
-    "terminus 2": "terminus-2",
-    "statem": "statem",
-    "state-m": "statem",
-    "state_m": "statem",
-    "rsrt": "rsrt",
-}
+HARNESS_ALIASES = {spelling: h.name for h in HARNESS_INFO for spelling in (h.name, *h.spellings)}
 
 
 @overload

@@ -52,7 +52,9 @@ ALL_EXPORTS = frozenset({"direct_terminus"})
 def _left_out_case() -> str:
     """The CASE naming a selected trajectory's left-out reason (NULL: none SQL can see). With the training filters
     off (`$training` false) it stops after the reasons of ALL_EXPORTS."""
-    in_sql = [r.name for r in LEFT_OUT if r.in_sql]
+    in_sql = [
+        r.name for r in LEFT_OUT if r.in_sql and r.name in CONDITIONS
+    ]  # tests/test_vocabulary.py: all are
     whens = [f"WHEN {CONDITIONS[name]} THEN '{name}'" for name in in_sql]
     whens.insert(sum(name in ALL_EXPORTS for name in in_sql), "WHEN NOT $training THEN NULL")
     return "CASE\n            " + "\n            ".join(whens) + "\n        END"

@@ -17,8 +17,10 @@ import pyarrow as pa
 from rsr_core.models import SCHEMA_VERSION
 from rsr_core.store.analysis_queries import PASSED_REWRITES_SQL
 from rsr_core.store.sql import registered, scalar
+from rsr_core.vocabulary import SIMILARITY_METRICS
 
-METRIC_COLUMNS = ("exact", "multiset", "order", "fuzzy", "transition")
+METRIC_COLUMNS: tuple[str, ...] = SIMILARITY_METRICS
+"""A DOUBLE column of `similarity_pairs` per metric, named as the metric."""
 
 # The fingerprint of each task with passed rewrites: what its pair scores depend on.
 _FINGERPRINTS = f"""
@@ -136,9 +138,10 @@ def replace_tasks(
         }
     )
     with registered(cur, "_sim_rows", rows):
+        metrics = ", ".join(f'"{m}"' for m in METRIC_COLUMNS)
         cur.execute(
-            "INSERT INTO similarity_pairs (task_id, trajectory_a, trajectory_b, same_runbook, exact, multiset, "
-            '"order", fuzzy, transition) SELECT * FROM _sim_rows'
+            f"INSERT INTO similarity_pairs (task_id, trajectory_a, trajectory_b, same_runbook, {metrics}) "
+            "SELECT * FROM _sim_rows"
         )
     with registered(cur, "_sim_meta", meta):
         cur.execute(

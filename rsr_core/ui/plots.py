@@ -20,17 +20,12 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from rsr_core.ui.text import shown
+from rsr_core.vocabulary import SIMILARITY_METRIC_INFO
 
 Shape = Literal["box", "violin"]
 RELATIONS = {"same": "same-runbook", "cross": "cross-runbook"}
 RELATION_COLORS = {"same": "#1f77b4", "cross": "#ff7f0e"}
-METRIC_LABELS = {
-    "exact": "exact (set Jaccard)",
-    "multiset": "multiset",
-    "order": "order-aware (Indel)",
-    "fuzzy": "fuzzy (ratio)",
-    "transition": "tool transitions",
-}
+METRIC_LABELS = {m.name: m.label for m in SIMILARITY_METRIC_INFO}
 FUNNEL_COLORS = {"pipeline": "#1f77b4", "runbook status": "#9ecae1", "execution outcome": "#ff7f0e"}
 COVERAGE_MEASURES = {
     "attempted_tasks": "attempted",
