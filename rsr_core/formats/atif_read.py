@@ -9,7 +9,7 @@ images, the original tool-call ids, tools that are not terminal commands, subage
 An agent step of an RSR file may carry, in `extra.rsr_harness_steps`, the harness messages written into its
 observation after the terminal output (as harbor's Terminus 2 writes its confirmation question): they are
 read back as the user steps, marked `harness_control`, that the harness recorded, and the observation as the
-terminal output alone. Older RSR files wrote them as user steps of their own, which read as they are.
+terminal output alone. Harness messages written as user steps of their own read as they are.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ __all__ = ["HARNESS_STEPS", "MAX_STEPS", "carried_hash", "is_atif", "parse_atif"
 
 SUPPORTED_MINOR = range(0, 9)
 MAX_STEPS = 100_000
-"""The most steps one trajectory may have (the longest of a 20,000-run corpus has 646): each parsed step costs
-kilobytes, whatever its size in the file."""
+"""The most steps one trajectory may have (far beyond the longest run of the paper-scale benchmark corpus):
+each parsed step costs kilobytes, whatever its size in the file."""
 _VERSION = re.compile(r"^ATIF-v1\.(\d+)$")
 COMPLETE_TOOLS = frozenset({"mark_task_complete", "task_complete", "submit"})
 STEP_KEYS = frozenset(
@@ -57,7 +57,8 @@ HARNESS_STEPS = "rsr_harness_steps"
 """Agent step `extra` key: the harness messages that followed the turn, each `{message, timestamp?, extra?,
 index?}`, written into its observation after the terminal output, blank-line joined."""
 IDS_OPTIONAL_FROM = 7
-"""ATIF-v1.7 made the root `session_id` optional; a file without any id gets one derived from its content."""
+"""From ATIF-v1.7 on the root `session_id` is optional; a file without any id gets one derived from its
+content."""
 
 
 def is_atif(obj: Any) -> bool:

@@ -341,9 +341,9 @@ RESERVED_NAMES = frozenset({"readme.md", "_no_task", "con", "prn", "aux", "nul",
 
 def safe_name(name: str, limit: int = 120) -> str:
     """The file name of an id: the id itself when it is a plain name (letters, digits, `.`, `_`, `-`, not
-    starting with `.` or `_`, at most `limit` characters, not reserved); otherwise its safe characters, `~` and
-    a digest of the whole id. A kept name has no `~`, so no id can take another's altered name, and distinct
-    altered ids differ in their digest."""
+    starting or ending with `.` or `_`, at most `limit` characters, not reserved); otherwise its safe
+    characters, `~` and a digest of the whole id. A kept name has no `~`, so no id can take another's altered
+    name, and distinct altered ids differ in their digest."""
     safe = _UNSAFE.sub("_", name).strip("._") or "_"
     if safe == name and len(name) <= limit and name.lower() not in RESERVED_NAMES:
         return name

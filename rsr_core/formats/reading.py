@@ -17,8 +17,7 @@ PREVIEW_CHARS = 200
 """How much of an offending value an error message quotes."""
 MAX_JSON_VALUES = 5_000_000
 """The most values (objects, arrays and the items in them) one JSON file may hold: parsed, each costs tens to
-hundreds of bytes, so a file of small values costs many times its size (an array of 80 million empty arrays, a
-240 MB file, took 8.8 GB)."""
+hundreds of bytes, so a file of small values costs many times its size in memory."""
 MAX_JSON_DEPTH = 64
 """The deepest nesting of objects and arrays one JSON file may have (the root is level 1; ATIF trajectories,
 subagents included, nest fewer than 15): what is stored is read back, shown and written out again by code that

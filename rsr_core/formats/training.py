@@ -206,8 +206,9 @@ def conversations(steps: list[Step]) -> list[list[Step]]:
 
 
 def _turns(steps: list[Step], reasoning: bool, terminus1: bool) -> tuple[list[_Turn], int | None, bool]:
-    """(role, content, agent step) of every non-empty turn, the index of the first assistant turn (None: no
-    row, `no_steps`) and whether a user message comes before it (else the instruction has to be added)."""
+    """(role, content, agent step, the message's other fields) of every non-empty turn, the index of the
+    first assistant turn (None: no row, `no_steps`) and whether a user message comes before it (else the
+    instruction has to be added)."""
     turns: list[_Turn] = []
     for step in training_steps(steps):
         if step.source == "agent" and uses_tools(step):
@@ -305,7 +306,8 @@ def training_rows(
 ) -> tuple[Rows, str | None]:
     """(rows, None): a row per conversation of the run (one, unless it was handed off), each the messages of
     the conversation's last request as the model saw them followed by its last answer as it returned it; or
-    ([], why there is none: `no_steps` or `no_instruction`). `reasoning`: each answer with its thinking.
+    ([], why there is none: `no_steps`, `no_instruction` or `multimodal`). `reasoning`: each answer with its
+    thinking.
 
     The rules chat trainers check: an optional system message, then user and assistant turns alternating,
     starting with the user message that carries the task instruction and ending with an assistant turn, no
@@ -333,8 +335,9 @@ def training_row(
 
 def stored_training(trajectory: Trajectory) -> tuple[bytes | None, str | None]:
     """What the store keeps of the trajectory's training rows: (their `messages_key`, None), (None,
-    `no_steps`), or (None, None) where a row depends on its task's instruction (no user message before the first
-    agent turn: the task's instruction, which may change, comes before the trajectory's own)."""
+    `no_steps` or `multimodal`), or (None, None) where a row depends on its task's instruction (no user
+    message before the first agent turn: the task's instruction, which may change, comes before the
+    trajectory's own)."""
     rows, why, takes_instruction = _rows(trajectory, None, False)
     if takes_instruction:
         return None, None
