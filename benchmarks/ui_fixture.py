@@ -169,7 +169,7 @@ def add_jobs(db: Path, small: int = 24, seed: int = 0) -> dict[str, int]:
                         (f"{job_id}-execute-{i:05d}-{e}", "execute", {"runbook_id": rb, "attempt": e})
                     )
             added += jobs.add_units(cur, job_id, units)
-            jobs.set_status(cur, job_id, "finished")
+            jobs.set_status(cur, job_id, "done")
         review = [(f"bench-review-{kind}-{rb}", kind, {"runbook_id": rb}) for rb in review_rounds
                   for kind in ("plan", "critic")]  # fmt: skip
         added += jobs.add_units(cur, "bench-review", review)

@@ -13,6 +13,8 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from rsr_core.store.rules import SOLVED_AT
+
 GroupBy = Literal["model", "harness"] | None
 
 
@@ -47,7 +49,7 @@ def task_counts(runs: pd.DataFrame, by: GroupBy = None) -> pd.DataFrame:
             "model": keys["model"].astype(object),
             "harness": keys["harness"].astype(object),
             "task_id": runs["task_id"].astype(object),
-            "ok": pd.to_numeric(runs["reward"], errors="coerce").fillna(-np.inf).to_numpy() >= 1.0,
+            "ok": pd.to_numeric(runs["reward"], errors="coerce").fillna(-np.inf).to_numpy() >= SOLVED_AT,
         }
     )
     counts = frame.groupby(["model", "harness", "task_id"], dropna=False, sort=False)["ok"].agg(

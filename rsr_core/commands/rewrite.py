@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from rsr_core.commands.common import add_db, add_json, bounded_int, emit, finite_float, open_store
 from rsr_core.commands.jobrun import add_backend_args, make_runner
 from rsr_core.errors import printable
-from rsr_core.vocabulary import DECIDED
+from rsr_core.vocabulary import DECIDED, JOB_SUCCEEDED
 
 if TYPE_CHECKING:
     from rsr_core.settings import Settings
@@ -126,7 +126,7 @@ def _report(
     sys.stderr.write("\n")
     text = [f"job {job_id}: {status}", *_failure_lines(failures)]
     emit(args, payload, "\n".join(text))
-    return 0 if status in ("done", "waiting_review") else 1
+    return 0 if status in JOB_SUCCEEDED else 1
 
 
 def rewrite(args: argparse.Namespace, settings: Settings) -> int:
@@ -231,30 +231,24 @@ def _failure_lines(failures: list[dict]) -> list[str]:
 def jobs_cancel(args: argparse.Namespace, settings: Settings) -> int:
     """Cancel a job: its runner, wherever it runs, sees the request and stops after the units in flight; a job
     nobody runs is marked cancelled at once. No process is signalled."""
-    from rsr_core.jobs.runner import runner_alive
-    from rsr_core.store import jobs as jobs_sql
+    from rsr_core.jobs.control import CANCEL_REQUESTED, FINAL, cancel_job
 
     with open_store(args, settings).transaction() as cur:
-        job = jobs_sql.get_job(cur, args.job_id)
-        if job is None:
-            print(f"rsr: no job {args.job_id!r}", file=sys.stderr)
-            return 1
-        if job["status"] == "running" and runner_alive(job):
-            jobs_sql.request_cancel(cur, args.job_id)
-            payload = {"job_id": args.job_id, "status": "cancel_requested", "owner_pid": job["owner_pid"]}
-            text = (
-                f"job {args.job_id}: cancel requested; its runner (PID {job['owner_pid']} on "
-                f"{job['owner_host']}) stops after the units in flight"
-            )
-        elif job["status"] in ("done", "cancelled"):
-            payload, text = (
-                {"job_id": args.job_id, "status": job["status"]},
-                f"job {args.job_id} is {job['status']}",
-            )
-        else:
-            jobs_sql.cancel_pending(cur, args.job_id)
-            jobs_sql.set_status(cur, args.job_id, "cancelled")
-            payload, text = {"job_id": args.job_id, "status": "cancelled"}, f"job {args.job_id} cancelled"
+        done = cancel_job(cur, args.job_id)
+    if done is None:
+        print(f"rsr: no job {args.job_id!r}", file=sys.stderr)
+        return 1
+    payload: dict[str, Any] = {"job_id": args.job_id, "status": done.status}
+    if done.status == CANCEL_REQUESTED:
+        payload["owner_pid"] = done.owner_pid
+        text = (
+            f"job {args.job_id}: cancel requested; its runner (PID {done.owner_pid} on "
+            f"{done.owner_host}) stops after the units in flight"
+        )
+    elif done.was in FINAL:
+        text = f"job {args.job_id} is {done.status}"
+    else:
+        text = f"job {args.job_id} cancelled"
     emit(args, payload, text)
     return 0
 
@@ -267,14 +261,12 @@ def review(args: argparse.Namespace, settings: Settings) -> int:
     decision = Review(
         runbook_id=args.runbook_id, decision=args.decision, reviewer=args.by, reason=args.reason
     )
-    store = open_store(args, settings)
-    with store.transaction() as cur:
-        rb = pipeline_sql.get_runbook(cur, args.runbook_id)
-        if rb is None:
-            print(f"rsr: no runbook {printable(args.runbook_id)!r}", file=sys.stderr)
-            return 1
-        pipeline_sql.record_review(cur, decision)
-        status = pipeline_sql.runbook_status_of(cur, args.runbook_id)
+    with open_store(args, settings).transaction() as cur:
+        done = pipeline_sql.review_runbook(cur, decision)
+    if done is None:
+        print(f"rsr: no runbook {printable(args.runbook_id)!r}", file=sys.stderr)
+        return 1
+    rb, status = done.runbook, done.status
     hint = f"; run `rsr jobs resume {rb.job_id}` to execute it" if status == "approved" and rb.job_id else ""
     emit(
         args,

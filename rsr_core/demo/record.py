@@ -24,6 +24,7 @@ from rsr_core.errors import RsrError
 from rsr_core.models import Review, Trajectory
 from rsr_core.protocols import LLM, SandboxProvider
 from rsr_core.store import Store
+from rsr_core.store.rules import solved
 
 Say = Callable[[str], None]
 Part = Literal["script", "discovery", "rewrite"]
@@ -129,7 +130,7 @@ def _sources(store: Store, job: RecordedJob) -> list[str]:
             if r["kind"] == "discovery"
             and r["task_id"] == task
             and r["harness"] == harness
-            and (r["reward"] or 0) >= 1.0
+            and solved(r["reward"])
         ]
         if not found:
             raise RecordingError(
@@ -257,7 +258,10 @@ def record_demo(paths: DemoPaths, parts: tuple[Part, ...], say: Say = print) -> 
         )
         if "discovery" in parts:
             runs = record_discovery(script, paths, llm, sandboxes, say)
-            summary["discovery"] = {"runs": len(runs), "solved": sum((t.reward or 0) >= 1.0 for t in runs)}
+            summary["discovery"] = {
+                "runs": len(runs),
+                "solved": sum(solved(t.reward, t.verifier_tampered) for t in runs),
+            }
         if "rewrite" in parts:
             summary["funnel"] = record_rewrites(script, paths, llm, sandboxes, say)
     finally:

@@ -20,6 +20,7 @@ import duckdb
 
 from rsr_core.errors import RsrError
 from rsr_core.jobs.backends import ThreadBackend
+from rsr_core.jobs.control import runner_alive as runner_alive
 from rsr_core.jobs.discovery import DiscoverParams
 from rsr_core.models import CriticFlag, Runbook, Trajectory, TransferVerdict
 from rsr_core.protocols import LLM, Backend, SandboxProvider
@@ -28,24 +29,13 @@ from rsr_core.rewrite.units import RewriteParams, stable_id
 from rsr_core.store import Store, queries
 from rsr_core.store import jobs as jobs_sql
 from rsr_core.store import pipeline as pipeline_sql
-from rsr_core.system import pid_alive
+from rsr_core.store.rules import solved
 
 Progress = Callable[[str, dict[str, dict[str, int]]], None]
 
 
 class JobError(RsrError):
     """A job cannot start or resume (no sources, unknown job, already running)."""
-
-
-def runner_alive(job: dict[str, Any]) -> bool:
-    """Is the process recorded as running this job alive? (Only a runner on this host can be checked; one on
-    another host counts as alive.)"""
-    pid, host = job.get("owner_pid"), job.get("owner_host")
-    if pid is None:
-        return False
-    if host and host != socket.gethostname():
-        return True
-    return pid_alive(int(pid))
 
 
 T = TypeVar("T")
@@ -355,7 +345,7 @@ class JobRunner:
             elif kind == "execute":
                 traj = Trajectory(**result["trajectory"])
                 self.store.write_trajectories([traj], cur)
-                if (traj.reward or 0) >= 1.0 and not traj.verifier_tampered:  # tampered: never verified
+                if solved(traj.reward, traj.verifier_tampered):
                     follow.append(
                         (
                             f"{job_id}/filter/{traj.trajectory_id}",

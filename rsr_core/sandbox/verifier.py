@@ -29,6 +29,7 @@ from rsr_core.models import Task
 from rsr_core.sandbox.docker_sandbox import DockerSandbox
 from rsr_core.sandbox.pytest_verdict import MAX_RECORD_BYTES, VerdictPlugin, new_plugin, parse_record
 from rsr_core.sandbox.reward import read_reward
+from rsr_core.store.rules import solved
 
 DEFAULT_VERIFIER_TIMEOUT_S = 600.0
 SHELL_SLACK_S = 60.0
@@ -155,7 +156,7 @@ def pytest_check(
     if verdict is None:
         # pytest did not run with the plugin (another runner, or it never loaded): the reward stands alone
         return None, {"verifier_pytest": None if problem == "missing" else f"record {problem}"}
-    why = verdict.contradiction() if reward is not None and reward >= 1.0 else None
+    why = verdict.contradiction() if solved(reward) else None
     return why, {"verifier_pytest": verdict.summary()}
 
 
@@ -218,4 +219,4 @@ def run_verifier(sandbox: DockerSandbox, task: Task) -> VerifierResult:
             reward = 0.0
     except SandboxFailure as exc:
         return VerifierResult(0.0, f"[verifier] the tests could not run to the end: {exc}: reward 0", False)
-    return VerifierResult(reward, output, reward is not None and reward >= 1.0, why, extra)
+    return VerifierResult(reward, output, solved(reward), why, extra)

@@ -10,7 +10,7 @@ import duckdb
 import pandas as pd
 
 from rsr_core.store import queries
-from rsr_core.store.sql import scalar
+from rsr_core.store.sql import one, row_as_dict, rows_as_dicts, scalar
 
 ReviewStatus = Literal["approved", "rejected", "unreviewed"]
 
@@ -140,16 +140,16 @@ def counts_by_kind_harness(cur: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     ).fetch_df()
 
 
-_QUEUE_SQL = """
+_QUEUE_ORDER = ("task_id", "variant", "round", "runbook_id")  # after pending review first
+_QUEUE_SQL = f"""
     WITH f AS (SELECT runbook_id, count(*) AS flags FROM critic_flags GROUP BY ALL)
     SELECT s.runbook_id, s.status, s.task_id, s.variant, s.round, s.critic_verdict,
            coalesce(f.flags, 0) AS flags,
            s.review, s.last_reviewer, s.reviews, s.source_trajectory_id, s.job_id, r.created_at
     FROM runbook_status s JOIN runbooks r USING (runbook_id) LEFT JOIN f USING (runbook_id)
-    WHERE {where}
-    ORDER BY CASE s.status WHEN 'pending_review' THEN 0 ELSE 1 END, s.task_id, s.variant, s.round, s.runbook_id
+    WHERE {{where}}
+    ORDER BY CASE s.status WHEN 'pending_review' THEN 0 ELSE 1 END, {", ".join(f"s.{c}" for c in _QUEUE_ORDER)}
 """
-_QUEUE_ORDER = ["task_id", "variant", "round", "runbook_id"]  # after pending-first, as _QUEUE_SQL sorts
 
 
 def runbook_queue(
@@ -161,34 +161,35 @@ def runbook_queue(
     return cur.execute(_QUEUE_SQL.format(where=where), [status, status, task_id, task_id]).fetch_df()
 
 
-def status_after_review(status: str, decision: str) -> str:
-    """A round's status (`runbook_status`) after a human decision: it decides a round the critic passed (pending
-    review, approved or human-rejected before), and leaves one the critic rejected or has not passed as it was
-    (the view's CASE, in that order)."""
-    if status in ("critic_rejected", "critic_pending"):
-        return status
-    return "approved" if decision == "approve" else "human_rejected"
+def queue_rows(cur: duckdb.DuckDBPyConnection, runbook_ids: Sequence[str]) -> pd.DataFrame:
+    """The rows of `runbook_queue` for these rounds, as it reads them (those of unknown ids are absent)."""
+    return cur.execute(
+        _QUEUE_SQL.format(where="list_contains(?, s.runbook_id)"), [list(runbook_ids)]
+    ).fetch_df()
 
 
-def queue_after_reviews(queue: pd.DataFrame, reviews: Sequence[tuple[str, str, str]]) -> pd.DataFrame:
-    """The whole queue (`runbook_queue(cur)`, as read before these reviews) after the reviews (runbook_id,
-    decision, reviewer), oldest first, were appended: what it reads then, worked out without reading (each
-    reviewed row's status, latest review and reviewer, count) and the rows in the order `runbook_queue` sorts
-    them. A review of a round not in the queue changes nothing (reviews add no rounds)."""
-    out = queue.copy()
-    rows = pd.Index(out["runbook_id"]).get_indexer([rid for rid, _, _ in reviews])
-    col = {c: list(out.columns).index(c) for c in ("status", "review", "last_reviewer", "reviews")}
-    for row, (_, decision, reviewer) in zip(rows, reviews, strict=True):
-        if row < 0:
-            continue
-        out.iat[row, col["status"]] = status_after_review(str(out.iat[row, col["status"]]), decision)
-        out.iat[row, col["review"]] = decision
-        out.iat[row, col["last_reviewer"]] = reviewer
-        out.iat[row, col["reviews"]] = cast(int, out.iat[row, col["reviews"]]) + 1
+def queue_with_rows(queue: pd.DataFrame, fresh: pd.DataFrame) -> pd.DataFrame:
+    """The whole queue (`runbook_queue`) with the rows of the rounds in `fresh` (`queue_rows`, read after they
+    changed) put in place of their old ones, in the order `runbook_queue` sorts its rows (a review changes a
+    round's status, so where it sits among pending and decided rounds)."""
+    kept = queue[~queue["runbook_id"].isin(fresh["runbook_id"])]
+    out = pd.concat([kept, fresh.astype(queue.dtypes.to_dict())], ignore_index=True) if len(fresh) else kept
     pending_last = (out["status"] != "pending_review").tolist()
     keys = list(zip(pending_last, *(out[c].tolist() for c in _QUEUE_ORDER), strict=True))
-    order = sorted(range(len(out)), key=keys.__getitem__)  # nearly sorted already: one pass
+    order = sorted(range(len(out)), key=keys.__getitem__)
     return out.iloc[order].reset_index(drop=True)
+
+
+def review_progress(cur: duckdb.DuckDBPyConnection) -> dict[str, Any]:
+    """Runbooks reviewed, in total and per reviewer (runbooks each has decided on, approvals, rejections), the
+    reviewers who decided on most first."""
+    reviewed = int(scalar(cur, "SELECT count(DISTINCT runbook_id) FROM reviews"))
+    by = cur.execute(
+        "SELECT reviewer, count(DISTINCT runbook_id) AS runbooks, "
+        "count(*) FILTER (WHERE decision = 'approve') AS approvals, "
+        "count(*) FILTER (WHERE decision = 'reject') AS rejections FROM reviews GROUP BY reviewer ORDER BY 2 DESC, 1"
+    )
+    return {"reviewed": reviewed, "by": rows_as_dicts(by)}
 
 
 def rewrites_with_status(cur: duckdb.DuckDBPyConnection, column: str, value: str) -> pd.DataFrame:
@@ -231,3 +232,33 @@ def rewrite_candidates(cur: duckdb.DuckDBPyConnection) -> pd.DataFrame:
 def step_count(cur: duckdb.DuckDBPyConnection, trajectory_id: str) -> int:
     """Number of steps of a trajectory (0 when unknown)."""
     return scalar(cur, "SELECT n_steps FROM trajectories WHERE trajectory_id = ?", [trajectory_id]) or 0
+
+
+def step_sources(cur: duckdb.DuckDBPyConnection, trajectory_id: str) -> list[str]:
+    """The source (system, user, agent) of each step of a trajectory, in order."""
+    rows = cur.execute(
+        "SELECT source FROM steps WHERE trajectory_id = ? ORDER BY step_index", [trajectory_id]
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def rewrite_status_of(cur: duckdb.DuckDBPyConnection, trajectory_id: str) -> dict[str, Any] | None:
+    """A rewrite trajectory's row of the `rewrite_status` view (verified, answer_transfer, human_rejected,
+    kept), None for a trajectory that is not a rewrite."""
+    return row_as_dict(cur.execute("SELECT * FROM rewrite_status WHERE trajectory_id = ?", [trajectory_id]))
+
+
+def trajectory_totals(cur: duckdb.DuckDBPyConnection, trajectory_id: str) -> dict[str, Any]:
+    """A trajectory's recorded prompt and completion tokens and cost ({} when it is unknown)."""
+    row = one(
+        cur,
+        "SELECT prompt_tokens, completion_tokens, cost_usd FROM trajectories WHERE trajectory_id = ?",
+        [trajectory_id],
+    )
+    return {"prompt": row[0], "completion": row[1], "cost": row[2]} if row else {}
+
+
+def scripted_share(cur: duckdb.DuckDBPyConnection) -> tuple[int, int]:
+    """Trajectories recorded against the scripted model, and all trajectories."""
+    row = one(cur, "SELECT count(*) FILTER (WHERE scripted), count(*) FROM trajectories")
+    return (int(row[0]), int(row[1])) if row else (0, 0)

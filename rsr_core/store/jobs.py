@@ -8,7 +8,8 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from rsr_core.store.sql import one, registered, scalar
+from rsr_core.store.sql import one, registered, rows_as_dicts, scalar
+from rsr_core.vocabulary import JOB_STATUSES, UNIT_STATUSES
 
 UNIT_KINDS = ("plan", "critic", "execute", "filter")
 
@@ -29,7 +30,10 @@ def set_status(
     error: str | None = None,
     owner_host: str | None = None,
 ) -> None:
-    """Update a job's status (and who runs it); a job that is not running has no owner and no cancel request."""
+    """Update a job's status (one of JOB_STATUSES; ValueError otherwise) and who runs it; a job that is not
+    running has no owner and no cancel request."""
+    if status not in JOB_STATUSES:
+        raise ValueError(f"job status {status!r}: expected one of {', '.join(JOB_STATUSES)}")
     cur.execute(
         "UPDATE jobs SET status = ?, owner_pid = ?, owner_host = ?, error = ?, updated_at = current_timestamp, "
         "cancel_requested = CASE WHEN ? = 'running' THEN cancel_requested ELSE FALSE END "
@@ -179,6 +183,8 @@ def requeue(
 ) -> dict[str, dict[str, int]]:
     """Put units in these statuses back to pending (after a crash, or to retry failures); returns what was
     re-queued, {status: {kind: n}}."""
+    if not set(statuses) <= set(UNIT_STATUSES):
+        raise ValueError(f"unit statuses {statuses!r}: expected some of {', '.join(UNIT_STATUSES)}")
     placeholders = ", ".join("?" * len(statuses))
     found: dict[str, dict[str, int]] = {}
     for status, kind, n in cur.execute(
@@ -223,8 +229,7 @@ def units_of(
         f"completion_tokens FROM work_units WHERE job_id = ? ORDER BY created_at, unit_id{page}",
         [job_id],
     )
-    names = [d[0] for d in res.description]
-    return [dict(zip(names, r, strict=True)) for r in res.fetchall()]
+    return rows_as_dicts(res)
 
 
 def approved_without_executions(cur: duckdb.DuckDBPyConnection, job_id: str) -> list[str]:
@@ -265,8 +270,7 @@ def unit_usage(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
         WHERE u.status = 'done'
         """
     )
-    names = [d[0] for d in res.description]
-    return [dict(zip(names, r, strict=True)) for r in res.fetchall()]
+    return rows_as_dicts(res)
 
 
 def usage_by_job(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
@@ -282,8 +286,7 @@ def usage_by_job(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
         FROM work_units WHERE status = 'done' GROUP BY ALL ORDER BY ALL
         """
     )
-    names = [d[0] for d in res.description]
-    return [dict(zip(names, r, strict=True)) for r in res.fetchall()]
+    return rows_as_dicts(res)
 
 
 def kept_rewrites(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
@@ -292,8 +295,7 @@ def kept_rewrites(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
         "SELECT s.job_id, s.task_id, t.model FROM rewrite_status s JOIN trajectories t USING (trajectory_id) "
         "WHERE s.kept"
     )
-    names = [d[0] for d in res.description]
-    return [dict(zip(names, r, strict=True)) for r in res.fetchall()]
+    return rows_as_dicts(res)
 
 
 def failed_units(cur: duckdb.DuckDBPyConnection, job_id: str) -> list[dict[str, Any]]:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import duckdb
 
 from rsr_core.errors import RsrError
 from rsr_core.models import SCHEMA_VERSION, CriticFlag, Review, Runbook, TransferVerdict, review_problem
-from rsr_core.store.sql import one, scalar
+from rsr_core.store.sql import one, rows_as_dicts, scalar
 from rsr_core.vocabulary import RUNBOOK_STATUSES as RUNBOOK_STATUSES
 
 # Every rewrite trajectory with verified / answer_transfer / human_rejected / kept: the `rewrite_status` view
@@ -94,6 +95,26 @@ def record_review(cur: duckdb.DuckDBPyConnection, review: Review) -> Review:
     return insert_review(cur, review)
 
 
+@dataclass(frozen=True)
+class Reviewed:
+    """A recorded review with what it decided: the round, the review as stored, the round's status after it."""
+
+    runbook: Runbook
+    review: Review
+    status: str | None
+
+
+def review_runbook(cur: duckdb.DuckDBPyConnection, review: Review) -> Reviewed | None:
+    """Record a reviewer's decision on a round (what `rsr review` and the studio's review form both do):
+    `record_review` (refused with the reason when the round cannot take it), then the round's status read back
+    from the `runbook_status` view. None, with nothing recorded, when there is no such round."""
+    rb = get_runbook(cur, review.runbook_id)
+    if rb is None:
+        return None
+    stored = record_review(cur, review)
+    return Reviewed(rb, stored, runbook_status_of(cur, review.runbook_id))
+
+
 def insert_transfer(cur: duckdb.DuckDBPyConnection, verdict: TransferVerdict) -> None:
     """Store (or replace) the answer-transfer verdict of a rewrite trajectory."""
     cur.execute("DELETE FROM transfer_checks WHERE trajectory_id = ?", [verdict.trajectory_id])
@@ -176,9 +197,7 @@ def transfer_of(cur: duckdb.DuckDBPyConnection, trajectory_id: str) -> TransferV
 
 def rewrite_status(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
     """Every rewrite trajectory with verified / answer_transfer / human_rejected / kept."""
-    res = cur.execute(REWRITE_STATUS_SQL)
-    names = [d[0] for d in res.description]
-    return [dict(zip(names, r, strict=True)) for r in res.fetchall()]
+    return rows_as_dicts(cur.execute(REWRITE_STATUS_SQL))
 
 
 def funnel(cur: duckdb.DuckDBPyConnection) -> dict[str, Any]:
@@ -257,8 +276,7 @@ def runbook_rows(
         """,
         [status, status, task_id, task_id],
     )
-    names = [d[0] for d in res.description]
-    return [dict(zip(names, r, strict=True)) for r in res.fetchall()]
+    return rows_as_dicts(res)
 
 
 def runbook_dossier(cur: duckdb.DuckDBPyConnection, runbook_id: str) -> dict[str, Any] | None:
@@ -285,7 +303,6 @@ def runbook_dossier(cur: duckdb.DuckDBPyConnection, runbook_id: str) -> dict[str
         "ORDER BY runbook_id, trajectory_id",
         [rb.lineage_id],
     )
-    names = [d[0] for d in res.description]
     return {
         "runbook": rb.model_dump(mode="json", exclude={"schema_version"}),
         "status": runbook_status_of(cur, runbook_id),
@@ -295,7 +312,7 @@ def runbook_dossier(cur: duckdb.DuckDBPyConnection, runbook_id: str) -> dict[str
             r.model_dump(mode="json", include={"decision", "reviewer", "reason", "created_at"})
             for r in reviews_of(cur, runbook_id)
         ],
-        "executions": [dict(zip(names, row, strict=True)) for row in res.fetchall()],
+        "executions": rows_as_dicts(res),
     }
 
 

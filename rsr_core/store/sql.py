@@ -22,6 +22,18 @@ def scalar(cur: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = 
     return row[0] if row else None
 
 
+def rows_as_dicts(res: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    """Every row of an executed query as a dict keyed by its column names (as the SELECT names them)."""
+    names = [d[0] for d in res.description or ()]
+    return [dict(zip(names, r, strict=True)) for r in res.fetchall()]
+
+
+def row_as_dict(res: duckdb.DuckDBPyConnection) -> dict[str, Any] | None:
+    """The first row of an executed query as a dict keyed by its column names, or None."""
+    rows = rows_as_dicts(res)
+    return rows[0] if rows else None
+
+
 def sibling(cur: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     """Another cursor on `cur`'s database, in the same catalog (a new cursor starts in its instance's default
     catalog, and a store's file is attached beside it, `host.py`)."""
@@ -41,3 +53,9 @@ def registered(cur: duckdb.DuckDBPyConnection, name: str, table: Any) -> Iterato
     cur.register(name, table)
     yield name
     cur.unregister(name)
+
+
+def checkpoint(cur: duckdb.DuckDBPyConnection) -> None:
+    """Write the database's WAL into its file now (DuckDB refuses while another cursor of the instance is in a
+    transaction on it: raises duckdb.Error then)."""
+    cur.execute("CHECKPOINT")

@@ -60,13 +60,11 @@ class AppServices:
         return self._store
 
     def llm_for(self, base_url: str | None, api_key: str | None) -> LLMClient:
-        """A client for the endpoint the user chose (the configured one by default)."""
+        """A client for the endpoint the user chose (the configured one by default), built as the CLI's and a
+        worker's are (`LLMClient.from_settings`: LLMError saying how to configure one when there is none)."""
         from rsr_core.llm.client import LLMClient
 
-        url = base_url or self.settings.llm_base_url
-        if not url:
-            raise ValueError("no endpoint: configure RSR_LLM_BASE_URL or use the scripted demo model")
-        return LLMClient.from_settings(self.settings, url, api_key)
+        return LLMClient.from_settings(self.settings, base_url, api_key)
 
     def start_scripted_demo(self) -> str:
         """Start the project's scripted demo model in this process (once); returns its URL."""

@@ -21,6 +21,7 @@ from typing import Any, Protocol, TypeVar, cast
 import duckdb
 import streamlit as st
 
+from rsr_core.store.sql import checkpoint
 from rsr_core.ui.context import AppServices
 
 R = TypeVar("R")
@@ -122,7 +123,7 @@ def write_in_run(ctx: AppServices) -> Iterator[Written]:
             written = Written(ctx)
             yield written
             with contextlib.suppress(duckdb.Error):
-                shared.execute("CHECKPOINT")
+                checkpoint(shared)
             after = db_signature(path)
             for read, args, value in written.carried:
                 _run(read.name, path, after, args, {}, _value=value)

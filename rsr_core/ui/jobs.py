@@ -6,11 +6,11 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 
+from rsr_core.jobs.control import CancelOutcome, cancel_job
 from rsr_core.jobs.runner import JobRunner
 from rsr_core.protocols import LLM, Backend, SandboxProvider
 from rsr_core.rewrite.units import RewriteParams
 from rsr_core.store import Store
-from rsr_core.store import jobs as jobs_sql
 
 
 @dataclass
@@ -77,13 +77,14 @@ class JobManager:
         runner = self._runner(llm, workers, backend)
         return self._launch(job_id, runner, resume=True)
 
-    def cancel(self, job_id: str) -> None:
-        """Ask a running job to stop after its units in flight (wherever it runs: the request is in the store)."""
+    def cancel(self, job_id: str) -> CancelOutcome | None:
+        """Cancel a job as `rsr jobs cancel` does (`cancel_job`: a running one stops after its units in flight,
+        wherever it runs; one nobody runs is cancelled at once); one of this process is told at once too."""
         job = self.jobs.get(job_id)
         if job is not None:
             job.runner.cancel_event.set()
         with self.store.transaction() as cur:
-            jobs_sql.request_cancel(cur, job_id)
+            return cancel_job(cur, job_id)
 
     def active(self) -> list[RunningJob]:
         """Jobs still running in this process."""

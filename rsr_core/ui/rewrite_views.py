@@ -20,6 +20,7 @@ from rsr_core.ui.data import Cursor, cached
 from rsr_core.ui.grid import grid
 from rsr_core.ui.keys import widget_key
 from rsr_core.ui.widgets import md_escape, money_column, page_number
+from rsr_core.vocabulary import JOB_STATUSES
 
 SCRIPTED = "scripted-demo"  # the stored endpoint value that means "the project's scripted demo model"
 PREFIX = "rewrite."
@@ -272,6 +273,9 @@ def job_view(ctx: AppServices, job_id: str) -> None:
 
 
 LIVE_S = 1.5  # how often the jobs are read again while one runs
+# Jobs the view opens first: one that runs, or stopped and waits for someone (a failure, runbooks to review).
+WATCHED = ("running", "failed", "waiting_review")
+assert set(WATCHED) <= set(JOB_STATUSES)
 # How often, while none runs, whether one started is read (a job started from a terminal shows within it).
 IDLE_S = 5.0
 
@@ -320,7 +324,7 @@ def _progress(ctx: AppServices, live: bool) -> None:
     shown_rows = rows[(page - 1) * JOB_ROWS : page * JOB_ROWS]
     grid(_jobs_frame(ctx, shown_rows), key="jobs_table", labels={"cost_usd": "cost (USD)"})
     ids = [r["job_id"] for r in rows]
-    active = [r["job_id"] for r in rows if r["status"] in ("running", "failed", "waiting_review")]
+    active = [r["job_id"] for r in rows if r["status"] in WATCHED]
     seen = st.session_state.get("jobs_seen")
     started = [j for j in active if seen is not None and j not in seen]
     if started:  # a job started since the last refresh (here or from a terminal) is the one shown

@@ -12,7 +12,6 @@ import streamlit as st
 from rsr_core.models import MAX_REASON, MAX_REVIEWER, CriticFlag, Review, Runbook, review_problem
 from rsr_core.store import StoreBusyError, app_queries, pipeline
 from rsr_core.store.pipeline import RUNBOOK_STATUSES
-from rsr_core.store.sql import scalar
 from rsr_core.ui.component import mount
 from rsr_core.ui.context import AppServices
 from rsr_core.ui.data import Cursor, cached, write_in_run
@@ -52,15 +51,7 @@ def queue_rows(rounds: pd.DataFrame, status: str | None, task_id: str | None) ->
 @cached
 def reviewers(cur: Cursor) -> dict[str, Any]:
     """Runbooks reviewed, in total and per reviewer (runbooks each has decided on, approvals, rejections)."""
-    reviewed = int(scalar(cur, "SELECT count(DISTINCT runbook_id) FROM reviews"))
-    by = cur.execute(
-        "SELECT reviewer, count(DISTINCT runbook_id), count(*) FILTER (WHERE decision = 'approve'), "
-        "count(*) FILTER (WHERE decision = 'reject') FROM reviews GROUP BY reviewer ORDER BY 2 DESC, 1"
-    ).fetchall()
-    return {
-        "reviewed": reviewed,
-        "by": [{"reviewer": r[0], "runbooks": r[1], "approvals": r[2], "rejections": r[3]} for r in by],
-    }
+    return app_queries.review_progress(cur)
 
 
 def review_progress(ctx: AppServices, all_rounds: pd.DataFrame) -> dict[str, Any]:
@@ -109,39 +100,6 @@ def progress_bars(ctx: AppServices, all_rounds: pd.DataFrame) -> None:
     mount("rsr_core.bars", "bars")(key="rb_progress", data={"bars": shown_bars})
 
 
-def reviewers_after(
-    cur: Cursor, before: dict[str, Any], rounds: pd.DataFrame, reviews: list[tuple[str, str, str]]
-) -> dict[str, Any]:
-    """`reviewers` once these reviews (runbook_id, decision, reviewer; oldest first) are appended, from what it
-    was (`before`) and the queue before them (`rounds`): a round with no review is new to everyone, one whose
-    latest reviewer is this one is not new to them; only what the queue cannot tell (a round reviewed last by
-    someone else, one not in the queue) is read, before the reviews are written."""
-    ids = {rid for rid, _, _ in reviews}
-    rows = rounds[rounds["runbook_id"].isin(ids)]
-    at = dict(zip(rows["runbook_id"], zip(rows["reviews"], rows["last_reviewer"], strict=True), strict=True))
-    unsure = sorted({rid for rid, _, who in reviews if rid not in at or (at[rid][0] and at[rid][1] != who)})
-    earlier: set[tuple[str, str]] = set()
-    if unsure:
-        earlier = set(
-            cur.execute(
-                "SELECT DISTINCT runbook_id, reviewer FROM reviews WHERE list_contains(?, runbook_id)",
-                [unsure],
-            ).fetchall()
-        )
-    had_any = {rid for rid, (n, _) in at.items() if n} | {rid for rid, _ in earlier}
-    had = {(rid, who) for rid, (n, who) in at.items() if n} | earlier
-    by = {r["reviewer"]: dict(r) for r in before["by"]}
-    reviewed = before["reviewed"]
-    for rid, decision, reviewer in reviews:
-        mine = by.setdefault(reviewer, {"reviewer": reviewer, "runbooks": 0, "approvals": 0, "rejections": 0})
-        reviewed += rid not in had_any
-        mine["runbooks"] += (rid, reviewer) not in had
-        mine["approvals" if decision == "approve" else "rejections"] += 1
-        had_any.add(rid)
-        had.add((rid, reviewer))
-    return {"reviewed": reviewed, "by": sorted(by.values(), key=lambda r: (-r["runbooks"], r["reviewer"]))}
-
-
 def _dossier_after_review(
     cur: Cursor, before: dict[str, Any], runbook_id: str, rounds: pd.DataFrame, stored: list[Review]
 ) -> dict[str, Any]:
@@ -169,27 +127,26 @@ def record_reviews(
     reason: str,
     shown: str | None = None,
 ) -> None:
-    """Append one review per runbook (one transaction, on the run's use of the database); reviews are never
-    replaced, the latest decides. What the Runbooks page reads next is worked out from what it was and what the
-    review changed, reading only what that cannot tell: the queue with these rounds' rows changed, the progress,
-    the round `shown` (its status and history); the counts of every page's frame do not change."""
-    reviews = [(rid, decision, reviewer) for rid in runbook_ids]
+    """Append one review per runbook (one transaction, on the run's use of the database; `review_runbook`, as
+    `rsr review` records one); reviews are never replaced, the latest decides. What the Runbooks page reads next
+    is carried from the write: the queue with the reviewed rounds' rows read back, the progress read again, the
+    round `shown` (its status and history); the counts of every page's frame do not change."""
     with write_in_run(ctx) as written:
         rounds = queue(ctx)  # as the form was drawn from (cached)
         seen = dossier(ctx, shown) if shown in runbook_ids else None
-        progress = reviewers(ctx)
         for read in frame_reads():
             written.keep(read)
         with written.transaction() as cur:
-            written.carry(reviewers, value=reviewers_after(cur, progress, rounds, reviews))
-            stored = [
-                pipeline.record_review(
+            stored = []
+            for rid in runbook_ids:
+                done = pipeline.review_runbook(
                     cur, Review(runbook_id=rid, decision=decision, reviewer=reviewer, reason=reason)
                 )
-                for rid in runbook_ids
-            ]
-            rounds = app_queries.queue_after_reviews(rounds, reviews)
+                stored += [done.review] if done is not None else []
+            # The reviewed rounds read back (their status is the view's), the rest of the queue as it was.
+            rounds = app_queries.queue_with_rows(rounds, app_queries.queue_rows(cur, runbook_ids))
             written.carry(queue, value=rounds)
+            written.carry(reviewers, value=app_queries.review_progress(cur))
             if seen is not None and shown is not None:
                 written.carry(dossier, shown, value=_dossier_after_review(cur, seen, shown, rounds, stored))
 

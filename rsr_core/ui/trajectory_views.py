@@ -78,19 +78,14 @@ def _trajectory(cur: Cursor, trajectory_id: str, lo: int, hi: int) -> Trajectory
 
 @cached
 def _step_sources(cur: Cursor, trajectory_id: str) -> list[str]:
-    return [r[0] for r in cur.execute(
-        "SELECT source FROM steps WHERE trajectory_id = ? ORDER BY step_index", [trajectory_id]
-    ).fetchall()]  # fmt: skip
+    return app_queries.step_sources(cur, trajectory_id)
 
 
 @cached
 def _rewrite_status(cur: Cursor, trajectory_id: str) -> dict | None:
-    res = cur.execute("SELECT * FROM rewrite_status WHERE trajectory_id = ?", [trajectory_id])
-    names = [d[0] for d in res.description]
-    row = res.fetchone()
-    if row is None:
+    status = app_queries.rewrite_status_of(cur, trajectory_id)
+    if status is None:
         return None
-    status = dict(zip(names, row, strict=True))
     verdict = pipeline.transfer_of(cur, trajectory_id)
     status["evidence"] = (verdict.deterministic_evidence + verdict.llm_evidence) if verdict else []
     return status
@@ -294,11 +289,7 @@ def not_kept_reasons(status: dict) -> list[str]:
 
 @cached
 def _totals(cur: Cursor, trajectory_id: str) -> dict:
-    row = cur.execute(
-        "SELECT prompt_tokens, completion_tokens, cost_usd FROM trajectories WHERE trajectory_id = ?",
-        [trajectory_id],
-    ).fetchone()
-    return {"prompt": row[0], "completion": row[1], "cost": row[2]} if row else {}
+    return app_queries.trajectory_totals(cur, trajectory_id)
 
 
 def changed_files(traj: Trajectory) -> None:

@@ -12,7 +12,7 @@ from typing import Any, Literal
 import pandas as pd
 import streamlit as st
 
-from rsr_core.store import StoreBusyError, queries
+from rsr_core.store import StoreBusyError, app_queries, queries
 from rsr_core.ui.context import AppServices, build_app_services
 from rsr_core.ui.data import Cached, Cursor, cached
 from rsr_core.ui.text import shown
@@ -70,8 +70,7 @@ def _summary(cur: Cursor) -> dict:
 
 @cached
 def _scripted_share(cur: Cursor) -> tuple[int, int]:
-    row = cur.execute("SELECT count(*) FILTER (WHERE scripted), count(*) FROM trajectories").fetchone()
-    return (int(row[0]), int(row[1])) if row else (0, 0)
+    return app_queries.scripted_share(cur)
 
 
 def frame_reads() -> tuple[Cached[Any], ...]:

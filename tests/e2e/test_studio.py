@@ -562,7 +562,7 @@ def test_with_no_job_running_the_jobs_are_not_drawn_again_every_refresh(studio, 
     with Store(studio.db, wait_s=60).transaction() as cur:
         jobs_sql.create_job(cur, "idle-job", {}, scripted=False)
         jobs_sql.add_units(cur, "idle-job", [(f"idle-job-u{i}", "plan", {}) for i in range(60)])
-        jobs_sql.set_status(cur, "idle-job", "finished")
+        jobs_sql.set_status(cur, "idle-job", "done")
     assert _query(studio, "SELECT count(*) FROM jobs WHERE status = 'running'") == [(0,)]
     page.goto(f"{studio.url}/rewrite")
     shown(page, "Jobs", "units of ")

@@ -16,7 +16,6 @@ from streamlit.testing.v1 import AppTest
 from rsr_core.models import Review
 from rsr_core.store import Store, app_queries, pipeline
 from rsr_core.store import store as store_module
-from rsr_core.ui import runbook_views
 from rsr_core.ui.grid import cell
 from rsr_core.ui.server import NAVIGATION
 from tests.pages.conftest import component_data, grid_frame, submit_review
@@ -153,17 +152,15 @@ def _with_a_round_the_critic_has_not_passed(store: Store) -> str:
 
 
 @pytest.mark.parametrize("seed", range(12))
-def test_the_queue_and_progress_worked_out_after_reviews_are_what_a_fresh_read_gives(demo_db, seed):
+def test_the_queue_with_the_reviewed_rounds_read_back_is_what_a_fresh_read_gives(demo_db, seed):
     """Reviews of random rounds (pending, approved, human- and critic-rejected, critic-pending, one not in the
-    queue, the same round twice) by reviewers who did and did not decide on them before: the queue and the
-    progress worked out from the state before equal reading both again, and the reviews come back as stored."""
+    queue, the same round twice) by reviewers who did and did not decide on them before: the queue with the
+    reviewed rounds' rows read back equals reading it whole again, and the reviews come back as stored."""
     rng = random.Random(seed)
     store = Store(demo_db)
     extra = _with_a_round_the_critic_has_not_passed(store)
     with store.reading() as cur:
         before = app_queries.runbook_queue(cur)
-        progress = runbook_views.reviewers.query(cur)
-    # A few rounds, reviewed again and again: later reviewers meet rounds others decided on last.
     ids = [*rng.sample(list(before["runbook_id"]), 5), "rb-not-in-the-queue"]
     reviewers = ["alice (scripted demo review)", "bob (scripted demo review)", "q", "r"]
     for _ in range(4):  # batch after batch, so rounds have histories by several reviewers
@@ -172,14 +169,14 @@ def test_the_queue_and_progress_worked_out_after_reviews_are_what_a_fresh_read_g
         batch += [(rng.choice(ids), batch[0][1], batch[0][2]) for _ in range(rng.randint(0, 4))]
         batch += [(extra, batch[0][1], batch[0][2])] * (seed % 3 == 0)
         with store.transaction() as cur:
-            after = runbook_views.reviewers_after(cur, progress, before, batch)
             stored = [
                 pipeline.insert_review(cur, Review(runbook_id=rid, decision=d, reviewer=who, reason=""))
                 for rid, d, who in batch
             ]
-            patched = app_queries.queue_after_reviews(before, batch)
+            patched = app_queries.queue_with_rows(
+                before, app_queries.queue_rows(cur, [r for r, _, _ in batch])
+            )
             whole = app_queries.runbook_queue(cur)
-            assert after == runbook_views.reviewers.query(cur)
             histories = {rid: pipeline.reviews_of(cur, rid) for rid, _, _ in batch}
         pd.testing.assert_frame_equal(patched, whole)
         for review in stored:  # each as reviews_of reads it (created_at included), in order
@@ -188,15 +185,26 @@ def test_the_queue_and_progress_worked_out_after_reviews_are_what_a_fresh_read_g
                 histories[review.runbook_id][-1]
                 == [r for r in stored if r.runbook_id == review.runbook_id][-1]
             )
-        before, progress = whole, after
+        before = whole
     statuses = set(before["status"])
     assert {"approved", "critic_rejected", "critic_pending"} <= statuses
 
 
-def test_a_review_leaves_a_round_the_critic_rejected_or_has_not_passed_as_it_was():
-    for status in ("critic_rejected", "critic_pending"):
-        assert app_queries.status_after_review(status, "approve") == status
-        assert app_queries.status_after_review(status, "reject") == status
-    for status in ("pending_review", "approved", "human_rejected"):
-        assert app_queries.status_after_review(status, "approve") == "approved"
-        assert app_queries.status_after_review(status, "reject") == "human_rejected"
+def test_a_review_leaves_a_round_the_critic_rejected_or_has_not_passed_as_it_was(demo_db):
+    """The status a review leaves is the `runbook_status` view's: a human decision decides a round the critic
+    passed, and leaves one it rejected or has not judged as it was."""
+    store = Store(demo_db)
+    extra = _with_a_round_the_critic_has_not_passed(store)
+    with store.reading() as cur:
+        queue = app_queries.runbook_queue(cur)
+    rejected = queue.loc[queue["status"] == "critic_rejected", "runbook_id"].iloc[0]
+    passed = queue.loc[queue["status"] == "pending_review", "runbook_id"].iloc[0]
+    for decision, decided in (("reject", "human_rejected"), ("approve", "approved")):
+        with store.transaction() as cur:
+            for rid in (rejected, extra, passed):
+                pipeline.insert_review(
+                    cur, Review(runbook_id=rid, decision=decision, reviewer="q", reason="")
+                )
+            rows = app_queries.queue_rows(cur, [rejected, extra, passed])
+        status = dict(zip(rows["runbook_id"], rows["status"], strict=True))
+        assert status == {rejected: "critic_rejected", extra: "critic_pending", passed: decided}

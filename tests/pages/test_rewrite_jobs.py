@@ -14,7 +14,7 @@ def test_jobs_and_a_jobs_units_are_paged(demo_db):
     with store.transaction() as cur:
         for i in range(JOB_ROWS + 5):
             jobs_sql.create_job(cur, f"job-{i:02d}", {}, scripted=False)
-            jobs_sql.set_status(cur, f"job-{i:02d}", "finished")
+            jobs_sql.set_status(cur, f"job-{i:02d}", "done")
         big = "job-07"
         units = [(f"{big}-u{i:04d}", "execute", {}) for i in range(2 * UNIT_ROWS + 20)]
         jobs_sql.add_units(cur, big, units)

@@ -21,6 +21,7 @@ from rsr_core.ui.rewrite_views import (
     settings_label,
 )
 from rsr_core.ui.widgets import app_services, md_escape, page_number, require_data, scripted_banner
+from rsr_core.vocabulary import JOB_RESUMABLE
 
 
 @cached
@@ -80,8 +81,7 @@ if require_data(ctx):
     resumable = [
         r["job_id"]
         for r in job_rows(ctx)
-        if r["status"] in ("waiting_review", "failed", "cancelled", "running")
-        and r["job_id"] not in {j.job_id for j in ctx.jobs.active()}
+        if r["status"] in JOB_RESUMABLE and r["job_id"] not in {j.job_id for j in ctx.jobs.active()}
     ]
     if resumable:
         with st.popover(f"resume a job ({len(resumable)} can be resumed)", key="rw_resume"):
@@ -98,7 +98,7 @@ if require_data(ctx):
                     workers=workers,
                     backend=make_backend(ctx, backend, address, url, key, workers),
                 )
-            except (JobError, ValueError) as exc:
+            except (JobError, LLMError, ValueError) as exc:
                 st.error(md_escape(str(exc)))
     st.subheader("Jobs")
     progress(ctx)
