@@ -173,7 +173,8 @@ class _Walker:
 
     def _claim(self, unit: Unit) -> Unit:
         """A trial with the size of the files its parse reads; an error when one of them was already read for
-        another unit (hard links to one big file in every trial cost no disk, and each trial read it again)."""
+        another unit (hard links to one big file in every trial cost no disk, and each trial would read it
+        again)."""
         if unit.kind not in TRIAL_FILES:
             return unit
         names = [unit.path / name for name in TRIAL_FILES[unit.kind]]

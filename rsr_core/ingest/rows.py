@@ -86,7 +86,7 @@ def gather(rows: list[tuple[Rows, str]]) -> dict[str, pa.Table]:
     """One table per name holding these trajectories' rows, each under the id it is stored with.
 
     Runs of trajectories that sit next to each other in one chunk's tables become one slice, so DuckDB reads
-    a few large Arrow chunks (it pays per chunk: 500 one-trajectory chunks cost ~50x one chunk).
+    a few large Arrow chunks (it pays a cost per chunk, which a slice per trajectory would multiply).
     """
     if not rows:
         return columns.trajectory_tables([])

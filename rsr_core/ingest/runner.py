@@ -31,17 +31,17 @@ from rsr_core.store.pipeline import store_carried_verdicts
 from rsr_core.store.store import Store
 
 # A batch of trajectories is one transaction. DuckDB writes the full row groups (122,880 rows) of a large
-# transaction straight into the file; small batches went through its log and were compressed again at each
-# checkpoint (the figures: benchmarks/RESULTS.md, "Ingest profile"). BATCH_BYTES still bounds what a batch
-# holds in memory.
+# transaction straight into the file; small batches go through its log and are compressed again at each
+# checkpoint (the figures: benchmarks/RESULTS.md, "Ingest profile"). BATCH_BYTES bounds what a batch holds in
+# memory.
 BATCH_STEPS = 150_000
 BATCH_FILES = 3000
 BATCH_BYTES = 64 * 2**20
-"""A batch is written once its files total this much (twenty files of one 50 MB observation each, held for
-one batch, took 5 GB)."""
+"""A batch is written once its files total this much: a parsed file holds many times its size in memory until
+its batch is written."""
 HOLD_S = 2.0
 """Longest time the store's file is kept open across batches before it is let go (and others get their turn);
-letting it go after every batch cost a checkpoint a batch."""
+letting it go after every batch would cost a checkpoint a batch."""
 BATCH_TASKS = 256
 """Task directories written in one transaction (a transaction, and an open of the file, for each task cost
 many times what storing the task does)."""
@@ -153,7 +153,7 @@ def parse_chunk(units: list[Unit], harness: str | None = None, kind: str | None 
     storing it would give.
     """
     # Parsing allocates millions of small dicts, lists and models and frees them by reference counting;
-    # none forms a cycle, so the cyclic collector would only rescan them (it doubled parse time).
+    # none forms a cycle, so the cyclic collector would only spend parse time rescanning them.
     collecting = gc.isenabled()
     gc.disable()
     try:

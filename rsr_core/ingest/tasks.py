@@ -38,7 +38,7 @@ MAX_META_BYTES = 2_000_000
 _SKIP_DIRS = {"__pycache__", ".git", "node_modules", ".venv"}
 MAX_CPUS = 1024.0
 MAX_MEMORY_MB = 2**30
-"""1 PiB: more is a typo or a hostile value (one too large for the store ended the ingest)."""
+"""1 PiB: more is a typo or a hostile value (the store's 32-bit column holds at most twice this)."""
 MAX_TIMEOUT_SEC = 7 * 86_400.0
 """A week: a task's time budget must be a budget (infinity would let a run go on for ever)."""
 MAX_COUNT = 2**31
@@ -48,8 +48,8 @@ MAX_TASK_BYTES = 4 * 2**30
 """The most bytes a task's files (and links to files) may total: they are all hashed, and the build context
 copies them (a sparse file or hard links to one big file cost no disk and any time)."""
 MAX_KEPT_BYTES = 64 * 2**20
-"""The most text kept of one task's files: past it, files are noted by size (1,500 hard links to one 1.9 MB
-file, no disk at all, took 17 GB)."""
+"""The most text kept of one task's files: past it, files are noted by size (hard links to one big file cost
+no disk, yet each link's text would be kept in full)."""
 
 
 def task_tree(directory: Path) -> list[Entry]:
