@@ -12,8 +12,9 @@ from typing import Any
 import pandas as pd
 
 HARNESS_COLUMNS = ("harness", "attempted_tasks", "solved_tasks", "unique_solved")
-# Every stage of the funnel in pipeline order, with the group it belongs to: the main line, or where runbooks
-# and executions leave it (the runbook statuses sum to `runbooks`).
+# The funnel's stages the chart draws, in pipeline order, with the group each belongs to: the main line, or
+# where runbooks and executions leave it (the runbook statuses sum to `runbooks`). Not drawn: the funnel's
+# `answer_transfer_replay` (a part of `answer_transfer`) and `expansion_ratio`.
 FUNNEL_STAGES = (
     ("sources", "source trajectories", "pipeline"),
     ("runbooks", "runbooks (all critic rounds)", "pipeline"),

@@ -1,5 +1,5 @@
 """Summaries of score distributions for drawing: box statistics and a density per group, computed here so that
-a chart sends a few numbers per group instead of every pair (87,000 pairs at paper scale)."""
+a chart sends a few numbers per group instead of every pair (tens of thousands at paper scale)."""
 
 from __future__ import annotations
 

@@ -39,8 +39,8 @@ class RunSummary(BaseModel):
     claimed: bool
     """The agent claimed completion."""
     stop_reason: str
-    """completed, passed, max_turns, wall_clock_budget, claim_budget, resource_limit, sandbox_error, or
-    failed (the run failed to run: no trajectory)."""
+    """completed, passed, max_turns, wall_clock_budget, claim_budget, resource_limit, sandbox_error,
+    context_length, model_error, or failed (the run failed to run: no trajectory)."""
     error: str | None = None
     """Why the run ended badly or failed to run (one line)."""
     seconds: float

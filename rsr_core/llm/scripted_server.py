@@ -28,8 +28,8 @@ Tokens are counted the same way everywhere: a text's length in characters // 4 +
 `max_model_len`, GET /v1/models reports it on every model (as vLLM does) and a request whose prompt and
 `max_tokens` together exceed it is refused with HTTP 400 in the chosen server's words and body shape. A
 request's `max_tokens` is honoured: a longer answer (thinking beside it first, then the text) is cut to that
-many tokens and sent with `finish_reason: "length"`. Every chat request, refused or not, is recorded in
-`ScriptedServer.requests` (model, messages, seed, `max_tokens` and the field it came in).
+many tokens and sent with `finish_reason: "length"`. Every well-formed chat request, refused or not, is
+recorded in `ScriptedServer.requests` (model, messages, seed, `max_tokens` and the field it came in).
 """
 
 from __future__ import annotations
