@@ -8,7 +8,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from rsr_core.store.sql import one, registered, rows_as_dicts, scalar
+from rsr_core.store.sql import one, registered, row_as_dict, rows_as_dicts, scalar
 from rsr_core.vocabulary import JOB_STATUSES, UNIT_STATUSES
 
 UNIT_KINDS = ("plan", "critic", "execute", "filter")
@@ -57,48 +57,39 @@ def cancel_requested(cur: duckdb.DuckDBPyConnection, job_id: str) -> bool:
 
 def get_job(cur: duckdb.DuckDBPyConnection, job_id: str) -> dict[str, Any] | None:
     """A job row with decoded params."""
-    row = one(
-        cur,
-        "SELECT job_id, status, params, scripted, owner_pid, error, created_at, updated_at, owner_host, "
-        "cancel_requested FROM jobs WHERE job_id = ?",
-        [job_id],
+    job = row_as_dict(
+        cur.execute(
+            "SELECT job_id, status, params, scripted, owner_pid, error, created_at, updated_at, owner_host, "
+            "cancel_requested FROM jobs WHERE job_id = ?",
+            [job_id],
+        )
     )
-    if row is None:
-        return None
-    keys = (
-        "job_id", "status", "params", "scripted", "owner_pid", "error", "created_at", "updated_at", "owner_host",
-        "cancel_requested",
-    )  # fmt: skip
-    job = dict(zip(keys, row, strict=True))
-    job["params"] = json.loads(job["params"])
+    if job is not None:
+        job["params"] = json.loads(job["params"])
     return job
 
 
 def list_jobs(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
     """All jobs, newest first, with unit counts by status, when their units ran and what they asked of models."""
-    rows = cur.execute(
-        """
-        SELECT j.job_id, j.status, j.created_at, j.scripted, count(u.unit_id),
-               count(u.unit_id) FILTER (WHERE u.status = 'done'),
-               count(u.unit_id) FILTER (WHERE u.status = 'failed'),
-               count(u.unit_id) FILTER (WHERE u.status = 'running'),
-               min(u.started_at), max(u.finished_at),
-               sum(u.prompt_tokens), sum(u.completion_tokens), j.owner_pid, j.owner_host
-        FROM jobs j LEFT JOIN work_units u USING (job_id)
-        GROUP BY ALL ORDER BY j.created_at DESC, j.job_id
-        """
-    ).fetchall()
-    keys = (
-        "job_id", "status", "created_at", "scripted", "units", "done", "failed", "running", "started_at",
-        "finished_at", "prompt_tokens", "completion_tokens", "owner_pid", "owner_host",
-    )  # fmt: skip
-    out = []
-    for r in rows:
-        job = dict(zip(keys, r, strict=True))
+    jobs = rows_as_dicts(
+        cur.execute(
+            """
+            SELECT j.job_id, j.status, j.created_at, j.scripted, count(u.unit_id) AS units,
+                   count(u.unit_id) FILTER (WHERE u.status = 'done') AS done,
+                   count(u.unit_id) FILTER (WHERE u.status = 'failed') AS failed,
+                   count(u.unit_id) FILTER (WHERE u.status = 'running') AS running,
+                   min(u.started_at) AS started_at, max(u.finished_at) AS finished_at,
+                   sum(u.prompt_tokens) AS prompt_tokens, sum(u.completion_tokens) AS completion_tokens,
+                   j.owner_pid, j.owner_host
+            FROM jobs j LEFT JOIN work_units u USING (job_id)
+            GROUP BY ALL ORDER BY j.created_at DESC, j.job_id
+            """
+        )
+    )
+    for job in jobs:
         start, end = job["started_at"], job["finished_at"]
         job["seconds"] = (end - start).total_seconds() if start and end and end >= start else None
-        out.append(job)
-    return out
+    return jobs
 
 
 def add_units(
