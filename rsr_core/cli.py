@@ -59,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 class Terminated(BaseException):
     """SIGTERM or SIGHUP arrived: unwound like Ctrl-C, so that what the command was writing is removed (a
-    killed export left its hidden temporary files behind)."""
+    killed export would otherwise leave its hidden temporary files behind)."""
 
     def __init__(self, signum: int):
         super().__init__(signum)
@@ -169,8 +169,9 @@ def _interrupted(signum: int, own_process: bool) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the console script: a user-facing failure is one line and exit status 2, a bug is a
-    traceback with a hint to report it; Ctrl-C at any moment is one line and exit status 130."""
+    """Entry point of the console script: a user-facing failure is one line and its exit status (2 unless
+    the error says otherwise), a bug is a traceback with a hint to report it (exit status 3); Ctrl-C at any
+    moment is one line and exit status 130."""
     own = argv is None  # the process's own command line (the console script, `python -m rsr_core.cli`)
     replaced: dict[int, object] = {}
     _SIGNALLED.clear()

@@ -359,7 +359,8 @@ class TransferVerdict(_Model):
     answer_transfer: bool
     """A value was used that the run could not have derived itself."""
     deterministic_evidence: list[str] = Field(default_factory=list)
-    """Literals found by the deterministic check."""
+    """Evidence lines of the deterministic check, one per transferred value (the static reading's, or the
+    replay's, each starting `replay: `)."""
     llm_verdict: bool | None = None
     """The LLM stage's verdict, None when it did not run."""
     llm_evidence: list[str] = Field(default_factory=list)

@@ -1,7 +1,8 @@
 """A long-lived shell inside a sandbox, fed scripts over one exec's attached socket.
 
-Every `docker exec` costs the engine a runc start (about 0.1 CPU-second here); a harness turn needs one, so
-turns go through this channel instead: one exec per sandbox, then a script and its output per round trip.
+Every `docker exec` costs the engine a runc start (benchmarks/RESULTS.md, "Parallel executions"); a harness
+turn would need one, so turns go through this channel instead: one exec per sandbox, then a script and its
+output per round trip.
 
 Nothing in the sandbox is trusted to end on its own: every round trip has a deadline (a wedged shell, a
 stopped tmux or a frozen container raise `ChannelTimeout` instead of blocking), and another thread can

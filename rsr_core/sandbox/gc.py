@@ -20,7 +20,8 @@ def gc_containers(
     """Remove sandbox containers whose owner process is gone (or all / those of a job); returns their names."""
     removed: list[str] = []
     # The low-level listing: the high-level one inspects every container after listing them, and one removed
-    # in between (by its own auto-remove, or by the gc of another node sharing this engine) raised NotFound.
+    # in between (by its own auto-remove, or by the gc of another node sharing this engine) would raise
+    # NotFound.
     for summary in client.api.containers(all=True, filters={"label": LABEL}):
         labels = summary.get("Labels") or {}
         if everything or (job_id and labels.get("rsr.job") == job_id) or _owner_gone(labels):

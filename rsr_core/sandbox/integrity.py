@@ -138,7 +138,7 @@ _SESSION_STDLIB = frozenset(
     ntpath numbers opcode operator os pathlib pdb platform posix posixpath pprint pyexpat queue quopri random re
     readline reprlib runpy select selectors shlex shutil signal site socket ssl stat string struct subprocess
     tempfile textwrap threading time token tokenize tomllib traceback types typing unicodedata unittest urllib
-    uuid warnings weakref xml zipfile zipimport zlib""".split()  # noqa: SIM905 (a list of 150 names)
+    uuid warnings weakref xml zipfile zipimport zlib""".split()  # noqa: SIM905 (a list of some 150 names)
 )
 _SESSION_IMPORTS = _SESSION_STDLIB | _PYTEST_IMPORTS
 # What a passing pytest session imports from a site directory. Not listed: pygments and colorama (imported only

@@ -5,7 +5,7 @@ glibc's loader looks a library name (`libz.so.1`) up in /etc/ld.so.cache before 
 (whatever the file is called). So a library the agent adds under a name the image already resolves takes that
 name over as soon as anything runs `ldconfig`: the agent itself, or a package install in the tests' own
 `test.sh`. The verifier compares the image's cache with the agent's cache and with a cache rebuilt from the
-agent's filesystem (verification.py); a name that resolves to another file than in the image is ground.
+agent's filesystem (loader_check.py); a name that resolves to another file than in the image is ground.
 
 The format (glibc 2.32 and later write only the new one; an older file may hold the old format first):
 the magic `glibc-ld.so.cache1.1`, the entry count and the string table's size, then 24-byte entries (flags,

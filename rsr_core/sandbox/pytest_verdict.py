@@ -6,10 +6,10 @@ PYTHONPATH: the agent's committed filesystem never held it and its name cannot b
 JSON lines to a record in that directory: the session's start (pytest_configure, before any conftest or test
 module of the task is imported), each test phase's outcome (from the call's own exception info, which a
 conftest rewriting the reports does not change) and the session's end (pytest_sessionfinish, with its exit
-status). Every line carries the nonce. The record is read through the engine once nothing in the container is
-left running. A missing record (pytest not used, or the plugin not loaded) leaves the reward as the tests wrote
-it; a record that says the session did not end normally, ran no test or had a test fail contradicts a reward of
-1 (`inconsistent`).
+status). Every line carries the nonce. The record is read through the engine once nothing the tests started
+is left running. A missing record (pytest not used, or the plugin not loaded) leaves the reward as the tests
+wrote it; a record that says the session did not end normally, ran no test or had a test fail contradicts a
+reward of 1 (`inconsistent`).
 """
 
 from __future__ import annotations

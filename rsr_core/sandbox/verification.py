@@ -12,7 +12,8 @@ engine's own /dev/shm, so files the agent left in /dev/shm are not seen by the t
 /etc/hosts, /etc/hostname and /etc/resolv.conf (the verifier's container gets its own). A service the tests
 need running must be started by the tests: processes never carry over. At the end of a run the agent's
 container is removed as soon as it is committed; for an RSRT claim it is thawed and the run goes on. When
-the tests end, the verifier's container is killed through the engine before the reward is read (verifier.py).
+the tests end, every process of the verifier's container but its PID 1 is killed, the container is frozen and
+the engine confirms nothing else is left, before the reward is read (verifier.py).
 """
 
 from __future__ import annotations
