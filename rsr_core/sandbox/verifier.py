@@ -7,9 +7,9 @@ are gone, then the hidden files are unpacked by the engine. The tests run with a
 with the image's own environment (its PATH included; the agent cannot change a container's configuration),
 `bash --noprofile --norc` (no BASH_ENV, profile or rc file), a fresh PYTHONPYCACHEPREFIX (no bytecode the
 agent left is read) and SETUPTOOLS_USE_DISTUTILS=stdlib (setuptools' .pth hook imports nothing). When they
-end the engine kills the container (every process in it dies with its PID 1) and confirms it has stopped, so
-nothing they started can write the reward afterwards; only then are the reward files read through the engine
-(reward.py). The verifier's own pytest plugin (pytest_verdict.py) gives a second verdict: a reward of 1 that its
+end every process of the container but its PID 1 keepalive is SIGKILLed, the container is frozen and the
+engine's process list confirms nothing else is left, so nothing they started can write the reward afterwards;
+only then are the reward files read through the engine (reward.py). The verifier's own pytest plugin (pytest_verdict.py) gives a second verdict: a reward of 1 that its
 record contradicts counts as 0, with the reason.
 """
 
@@ -163,8 +163,8 @@ def pytest_check(
 def run_verifier(sandbox: DockerSandbox, task: Task) -> VerifierResult:
     """Run the hidden tests in this sandbox: harbor `tests/test.sh` (reward file) or Terminal-Bench 1
     `run-tests.sh` (resolved iff every parsed pytest test passed). A sandbox that fails under the tests gives
-    reward 0 with the reason, and so do tests that were killed or timed out. The container is killed when the
-    tests end: call this last on a sandbox."""
+    reward 0 with the reason, and so do tests that were killed or timed out. When the tests end every process
+    but PID 1 is killed and the container frozen: call this last on a sandbox."""
     tests = hidden_tests(task)
     timeout = max(1, int(task.verifier_timeout_sec or DEFAULT_VERIFIER_TIMEOUT_S))
     if "tests/test.sh" not in tests and "run-tests.sh" not in tests:
