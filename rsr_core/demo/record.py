@@ -141,7 +141,8 @@ def _sources(store: Store, job: RecordedJob) -> list[str]:
 
 
 def _review(store: Store, job_id: str, job: RecordedJob) -> None:
-    """The job's reviews, each on the last critic-passed round of its (task, variant)."""
+    """The job's reviews, each on the last critic-passed round of its (task, variant), recorded as `rsr review`
+    records one."""
     from rsr_core.store import pipeline as pipeline_sql
 
     with store.transaction() as cur:
@@ -155,7 +156,7 @@ def _review(store: Store, job_id: str, job: RecordedJob) -> None:
             if not passed:
                 raise RecordingError(f"recording: no critic-passed runbook of {r.task} variant {r.variant}")
             target = max(passed, key=lambda rb: rb.round)
-            pipeline_sql.insert_review(
+            pipeline_sql.review_runbook(
                 cur,
                 Review(
                     runbook_id=target.runbook_id, decision=r.decision, reviewer=r.reviewer, reason=r.reason
