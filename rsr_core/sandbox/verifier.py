@@ -9,8 +9,9 @@ with the image's own environment (its PATH included; the agent cannot change a c
 agent left is read) and SETUPTOOLS_USE_DISTUTILS=stdlib (setuptools' .pth hook imports nothing). When they
 end every process of the container but its PID 1 keepalive is SIGKILLed, the container is frozen and the
 engine's process list confirms nothing else is left, so nothing they started can write the reward afterwards;
-only then are the reward files read through the engine (reward.py). The verifier's own pytest plugin (pytest_verdict.py) gives a second verdict: a reward of 1 that its
-record contradicts counts as 0, with the reason.
+only then are the reward files read through the engine (reward.py). The verifier's own pytest plugin
+(pytest_verdict.py) gives a second verdict: a reward of 1 that its record contradicts counts as 0, with the
+reason.
 """
 
 from __future__ import annotations
