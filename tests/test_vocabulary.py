@@ -184,7 +184,7 @@ def test_argparse_and_the_demo_script_cover_every_harness():
 
 def test_every_metric_has_a_kernel_a_label_and_a_choice():
     from rsr_core.analysis import pair_metrics
-    from rsr_core.analysis.similarity import KERNELS
+    from rsr_core.analysis.pair_metrics import KERNELS
     from rsr_core.store.similarity_store import METRIC_COLUMNS
     from rsr_core.ui.plots import METRIC_LABELS
 

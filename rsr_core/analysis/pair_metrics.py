@@ -1,4 +1,4 @@
-"""The five pair metrics of the README's Analysis section, as all-pairs matrices over one group of trajectories.
+"""The pair metrics of the README's Analysis section, as all-pairs matrices over one group of trajectories.
 
 Each trajectory is a sequence of integer command codes (equal codes = equal command strings). Every function
 returns the m x m matrix of a metric for m trajectories; nothing loops over pairs of commands in Python:
@@ -8,7 +8,8 @@ rapidfuzz `process.cdist` calls (workers=-1).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Protocol
 
 import numpy as np
 from rapidfuzz import fuzz, process
@@ -130,3 +131,28 @@ def transition(seqs: Sequence[np.ndarray], first_word: np.ndarray) -> np.ndarray
         pairs.append(words[:-1] * n_words + words[1:] if len(words) > 1 else np.empty(0, dtype=np.int64))
     counts, _ = _counts(pairs)
     return _jaccard_of_sets(counts > 0)
+
+
+class GroupCommands(Protocol):
+    """What a kernel may read of a group's commands beyond their codes (`similarity.EncodedCommands`; both are
+    built on first use)."""
+
+    @property
+    def vocabulary(self) -> Sequence[str]:
+        """Command string of every code."""
+        ...
+
+    @property
+    def first_word(self) -> np.ndarray:
+        """Code of the first word of every command code."""
+        ...
+
+
+KERNELS: dict[str, Callable[[Sequence[np.ndarray], GroupCommands], np.ndarray]] = {
+    "exact": lambda seqs, enc: exact(seqs),
+    "multiset": lambda seqs, enc: multiset(seqs),
+    "order": lambda seqs, enc: order(seqs),
+    "fuzzy": lambda seqs, enc: fuzzy(seqs, enc.vocabulary),
+    "transition": lambda seqs, enc: transition(seqs, enc.first_word),
+}
+"""The all-pairs matrix of every metric (rsr_core/vocabulary.py's SIMILARITY_METRICS) over one task's rewrites."""

@@ -8,7 +8,6 @@ vectorised kernels of `pair_metrics`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -19,9 +18,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from rsr_core.analysis import pair_metrics
 from rsr_core.analysis.bootstrap import bootstrap_ci
-from rsr_core.analysis.pair_metrics import METRICS
+from rsr_core.analysis.pair_metrics import KERNELS, METRICS
 
 PAIR_COLUMNS = ("task_id", "category", "trajectory_a", "trajectory_b", "runbook_a", "runbook_b", "relation")
 
@@ -95,16 +93,6 @@ def _objects(column: pd.Series) -> np.ndarray:
     values = column.astype(object).to_numpy().copy()
     values[pd.isna(values)] = None
     return values
-
-
-KERNELS: dict[str, Callable[[list[np.ndarray], EncodedCommands], np.ndarray]] = {
-    "exact": lambda seqs, enc: pair_metrics.exact(seqs),
-    "multiset": lambda seqs, enc: pair_metrics.multiset(seqs),
-    "order": lambda seqs, enc: pair_metrics.order(seqs),
-    "fuzzy": lambda seqs, enc: pair_metrics.fuzzy(seqs, enc.vocabulary),
-    "transition": lambda seqs, enc: pair_metrics.transition(seqs, enc.first_word),
-}
-"""The all-pairs matrix of every metric (rsr_core/vocabulary.py's SIMILARITY_METRICS) over one task's rewrites."""
 
 
 def score_pairs(
