@@ -11,7 +11,7 @@ import pytest
 from rsr_core.models import Task
 from rsr_core.sandbox.docker_sandbox import DockerSandbox
 from rsr_core.sandbox.engine import DockerUnavailable, docker_client
-from rsr_core.sandbox.images import image_exists
+from rsr_core.sandbox.images import base_is_current
 from rsr_core.settings import Settings
 
 
@@ -23,8 +23,10 @@ def require_docker():
         warnings.warn(f"DOCKER TESTS SKIPPED: {exc}", stacklevel=2)
         pytest.skip(f"no Docker engine: {exc}")
     base = Settings.from_env().base_image
-    if not image_exists(client, base):  # an engine is there, so the image can be had: not a reason to skip
-        pytest.fail(f"the sandbox base image {base} is missing: run `make base-image` (make test does)")
+    if not base_is_current(client, base):  # an engine is there, so the image can be had: not a reason to skip
+        pytest.fail(
+            f"the sandbox base image {base} is missing or stale: run `make base-image` (make test does)"
+        )
     return client
 
 

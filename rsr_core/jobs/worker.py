@@ -86,9 +86,9 @@ def _sandboxes(config: WorkerConfig, base_image_tarball: list[Any]) -> SandboxPr
 
 def ensure_base_image(client: Any, settings: Settings, shipped: list[Any]) -> None:
     """Make the base image present on this node without a registry (once per node: the image stays)."""
-    from rsr_core.sandbox.images import build_base_image, image_exists, tarball_path
+    from rsr_core.sandbox.images import base_is_current, build_base_image, tarball_path
 
-    if image_exists(client, settings.base_image):
+    if base_is_current(client, settings.base_image):
         return
     tarball = tarball_path(settings)
     if not tarball.is_file() and shipped:

@@ -21,7 +21,33 @@ from rsr_core.models import Task
 from rsr_core.settings import Settings
 from rsr_core.system import inside
 
-BASE_PACKAGES = ("python3", "python3-pytest", "tmux", "procps")
+BASE_PACKAGES = (
+    "python3",
+    "python3-pytest",
+    "tmux",
+    "procps",
+    # text tools an agent may reach for: the answer-transfer replay runs commands on this image, and a value a
+    # command would print with a tool the image lacked could not come out of the replay
+    "bc",
+    "bsdextrautils",
+    "bzip2",
+    "dc",
+    "ed",
+    "jq",
+    "openssl",
+    "xxd",
+    "xz-utils",
+)
+PACKAGES_LABEL = "rsr.base-packages"
+"""The label that names the packages an imported base image holds (a digest of BASE_PACKAGES)."""
+
+
+def packages_digest() -> str:
+    """A short digest of BASE_PACKAGES: it names the cached rootfs and labels the image built from it, so a
+    change of the list builds both again."""
+    return hashlib.sha256(",".join(BASE_PACKAGES).encode()).hexdigest()[:12]
+
+
 _NOT_CONTEXT = {
     "tests",
     "run-tests.sh",
@@ -57,7 +83,16 @@ def image_exists(client: docker.DockerClient, name: str) -> bool:
 def tarball_path(settings: Settings) -> Path:
     """Where the base image's rootfs tarball is cached (debootstrap's output, `docker import`'s input)."""
     name = settings.base_image
-    return settings.cache_dir / f"{name.replace(':', '-').replace('/', '_')}.tar"
+    return settings.cache_dir / f"{name.replace(':', '-').replace('/', '_')}-{packages_digest()}.tar"
+
+
+def base_is_current(client: docker.DockerClient, name: str) -> bool:
+    """Is the base image present and built from today's BASE_PACKAGES?"""
+    try:
+        labels = client.images.get(name).labels or {}
+    except docker.errors.ImageNotFound:
+        return False
+    return labels.get(PACKAGES_LABEL) == packages_digest()
 
 
 def build_base_image(
@@ -65,7 +100,7 @@ def build_base_image(
 ) -> str:
     """Build `rsr-base:bookworm` offline: debootstrap a minbase rootfs, tar it (cached), docker import it."""
     name = settings.base_image
-    if not force and image_exists(client, name):
+    if not force and base_is_current(client, name):
         log(f"{name} is present")
         return name
     settings.cache_dir.mkdir(parents=True, exist_ok=True)
@@ -105,6 +140,7 @@ def build_base_image(
             "ENV LANG=C.UTF-8",
             "WORKDIR /",
             'CMD ["/bin/bash"]',
+            f"LABEL {PACKAGES_LABEL}={packages_digest()}",
         ],
     )
     if not image_exists(client, name):
