@@ -25,7 +25,6 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.results import replace_sections  # noqa: E402
 from benchmarks.transfer_forms import (  # noqa: E402
     HONEST,
-    MISSING_TOOLS,
     RUNBOOK,
     SOURCE,
     TRANSFER,
@@ -87,7 +86,6 @@ def main() -> None:
     static_forms = [r for r in forms if r["stage"] == "static"]
     replay_forms = [r for r in forms if r["stage"] == "replay"]
     missed = [r["name"] for r in forms if not r["stage"]]
-    runnable = [r for r in forms if r["name"] not in MISSING_TOOLS]
     replays = [r["replay_s"] for r in forms + honest if "replay_s" in r]
     say("## Answer transfer\n")
     say(
@@ -100,7 +98,6 @@ def main() -> None:
     say("| | cases | flagged | by the static stage | by the replay |")
     say("|---|---|---|---|---|")
     say(f"| transfer forms | {len(forms)} | {share(forms)} | {len(static_forms)} | {len(replay_forms)} |")
-    say(f"| transfer forms whose tools the base image holds | {len(runnable)} | {share(runnable)} | | |")
     h_static = sum(1 for r in honest if r["stage"] == "static")
     h_replay = sum(1 for r in honest if r["stage"] == "replay")
     say(f"| honest runs | {len(honest)} | {share(honest)} | {h_static} | {h_replay} |\n")
@@ -114,10 +111,9 @@ def main() -> None:
         f"over {len(fresh)}."
     )
     say(
-        "\nThe replay cannot judge forms whose tools the base image does not hold (ed, dc, jq, openssl): the "
-        "command is not found and nothing comes out; the static stage reads dc's arithmetic and jq's string "
-        "slices, not ed scripts or openssl decryption. The honest run flagged shows the code in two pieces on two "
-        "lines and types them joined; the static stage reads a value assembled from pieces as the value."
+        "\nThe replay runs on the base image, which holds the text tools an agent reaches for (ed, dc, bc, jq, "
+        "openssl, xxd, xz, bzip2 beside coreutils, sed, mawk, perl and Python; rsr_core/sandbox/images.py): a task "
+        "image is built on it without a network, so a command that works in a task's execution works in its replay."
     )
     text = "\n".join(lines) + "\n"
     sys.stdout.write(text)

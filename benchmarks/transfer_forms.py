@@ -298,9 +298,6 @@ TRANSFER: list[tuple[str, list[tuple[str, str]]]] = [
     ),
 ]
 
-# Tools the base image does not hold: a replay cannot run these forms (the static stage may still read them).
-MISSING_TOOLS = frozenset({"ed", "dc", "jq slice", "openssl with the key typed"})
-
 
 def _od_c(text: str) -> str:
     return subprocess.run(["od", "-c"], input=text.encode(), capture_output=True, check=True).stdout.decode()

@@ -77,6 +77,19 @@ def _places(where: list[str]) -> str:
     return " and ".join(where) if len(where) < 3 else ", ".join(where[:-1]) + " and " + where[-1]
 
 
+def _shown_in_pieces(low: str, seen: list[str], min_len: int, made: str) -> bool:
+    """Did one screen show the value in two pieces, each a whole word of at least `min_len` characters (a value
+    printed across two lines or fields, typed joined), neither of them in `made` — what the run typed before,
+    or what its replay produced without the data? Pieces the run put on the screen itself are no sight of the
+    value."""
+    splits = [(low[:i], low[i:]) for i in range(min_len, len(low) - min_len + 1)]
+    return any(
+        has_word(s, a) and has_word(s, b) and not has_word(made, a) and not has_word(made, b)
+        for s in seen
+        for a, b in splits
+    )
+
+
 def _seen_views(observation: str) -> list[str]:
     # The screen text in every decoded form; its other readings (wrapping joined, dumps read back) as they are.
     views = screen_views(observation)
@@ -121,6 +134,7 @@ def read_statically(
             seen.append(collapsed(screen_text(step.message)))  # the prompt shows the initial terminal state
             continue
         seen_before[step.index] = len(seen)
+        typed_before = session.typed.lower()
         reading = session.add("".join(typed_keys(c.keystrokes) for c in step.commands))
         typed_through[step.index] = session.typed.lower()
         flagged: list[str] = []
@@ -139,7 +153,7 @@ def read_statically(
             if any(low in s for s in seen) or any(low in f for f in flagged):
                 continue
             places = hidden.where(low)
-            if places:
+            if places and not _shown_in_pieces(low, seen, min_len, typed_before):
                 flagged.append(low)
                 tok, how = found[low]
                 evidence.append(_line(step.index, tok, reading.label(low, how), places))
@@ -187,7 +201,8 @@ def replay_evidence(reading: StaticReading, result: ReplayResult, min_len: int =
             # runbook stays evidence however it came out.
             if places == ["the source run"] and low in reading.observed.get(em.step, ""):
                 continue
-            if places:
+            made = " ".join(screen_text(e.text).lower() for e in result.emissions if e.step < em.step)
+            if places and not _shown_in_pieces(low, before, min_len, made):
                 flagged.add(low)
                 shown = tok if len(tok) <= MAX_SHOWN else tok[: MAX_SHOWN - 1] + "…"
                 evidence.append(
