@@ -71,6 +71,10 @@ def resolve_task(store: Store, ref: str) -> Task:
     return stored
 
 
+FAILED_WITH_REASON = frozenset({"resource_limit", "sandbox_error", "context_length", "model_error"})
+"""Stop reasons whose trajectory names the failure (its `exception`), printed as the run's one-line reason."""
+
+
 def summary_of(
     unit: dict[str, Any], result: dict[str, Any] | None, error: str | None, model: str
 ) -> RunSummary:
@@ -103,7 +107,7 @@ def summary_of(
         turns=result["turns"],
         claimed=result["claimed"],
         stop_reason=stop,
-        error=traj.get("exception") if stop in ("resource_limit", "sandbox_error") else None,
+        error=traj.get("exception") if stop in FAILED_WITH_REASON else None,
         seconds=result.get("seconds", 0.0),
     )
 
