@@ -41,7 +41,8 @@ MAX_MEMORY_MB = 2**30
 """1 PiB: more is a typo or a hostile value (the store's 32-bit column holds at most twice this)."""
 MAX_TIMEOUT_SEC = 7 * 86_400.0
 """A week: a task's time budget must be a budget (infinity would let a run go on for ever)."""
-MAX_COUNT = 2**31
+MAX_COUNT = 2**31 - 1
+"""The most a count of a task (storage, processes, files) may be: what the store's 32-bit column holds."""
 MAX_TASK_ENTRIES = 100_000
 """The most files, directories and links a task directory may hold."""
 MAX_TASK_BYTES = 4 * 2**30

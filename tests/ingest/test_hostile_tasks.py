@@ -186,7 +186,7 @@ def test_a_task_dir_given_through_a_link_is_read(store, tmp_path):
         ("cpus = -3", "[environment] cpus: expected a positive number up to 1,024, got -3"),
         (
             "pids_limit = 99999999999999999999",
-            "[environment] pids_limit: expected a positive integer up to 2,147,483,648, got 99999999999999999999",
+            "[environment] pids_limit: expected a positive integer up to 2,147,483,647, got 99999999999999999999",
         ),
         (
             "[agent]\ntimeout_sec = inf",

@@ -48,16 +48,27 @@ def test_write_tasks_reports_each_and_keeps_the_last_copy_of_a_task_named_twice(
         assert scalar(cur, "SELECT count(*) FROM tasks") == 2
 
 
-def test_a_task_the_store_cannot_take_is_refused_alone(file_store: Store, tmp_path: Path) -> None:
+def test_a_count_past_the_stores_column_is_refused_by_the_reader(file_store: Store, tmp_path: Path) -> None:
     for name in ("good", "bad", "fine"):
         harbor_task(tmp_path / "tasks" / name, name)
-    # 2**31 passes the task reader's bound but not the store's 32-bit column: the batch fails, then each alone.
     toml = tmp_path / "tasks" / "bad" / "task.toml"
-    toml.write_text(toml.read_text() + "[environment]\npids_limit = 2147483648\n")
+    toml.write_text(toml.read_text() + "[environment]\npids_limit = 2147483648\n")  # one past a 32-bit column
     report = ingest_paths(file_store, [tmp_path / "tasks"], workers=0)
     assert report.tasks_added == 2
     assert [e.path for e in report.errors] == [str(tmp_path / "tasks" / "bad")]
-    assert "could not be stored" in report.errors[0].error
+    assert "pids_limit: expected a positive integer up to 2,147,483,647" in report.errors[0].error
+
+
+def test_a_task_the_store_cannot_take_is_refused_alone(file_store: Store, tmp_path: Path) -> None:
+    # the reader's bounds keep such a task out; should one reach the store, the batch fails, then each alone
+    ingestor = Ingestor(file_store)
+    for name in ("good", "bad", "fine"):
+        task = Task(task_id=name, instruction=name, pids_limit=2**31 if name == "bad" else None)
+        ingestor._store_task(tmp_path / name, task, f"h-{name}")  # noqa: SLF001
+    ingestor._flush_tasks()  # noqa: SLF001
+    assert ingestor.report.tasks_added == 2
+    assert [e.path for e in ingestor.report.errors] == [str(tmp_path / "bad")]
+    assert "could not be stored" in ingestor.report.errors[0].error
     with file_store.reading() as cur:
         assert [r[0] for r in cur.execute("SELECT task_id FROM tasks ORDER BY 1").fetchall()] == [
             "fine",
