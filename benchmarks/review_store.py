@@ -1,6 +1,6 @@
 """The store's part of recording one review in the studio: the review written (`review_runbook`), the reviewed
 round's queue row read back and put in place, the review progress read again (what
-`rsr_core/ui/runbook_views.record_reviews` does in its one transaction), timed per review.
+`record_reviews` of rsr_core/ui/runbook_views.py does in its one transaction), timed per review.
 
     .venv/bin/python benchmarks/review_store.py --db data/rsr.duckdb [--reviews 30] [--queue 2000]
 
