@@ -31,11 +31,11 @@ from benchmarks.transfer_forms import (  # noqa: E402
     rewrite_of,
     task_with_tests,
 )
-from rsr_core.rewrite.replay import ReplayLimits, SandboxOpener, agent_batches, replay_in, replayer_for  # noqa: E402
-from rsr_core.rewrite.transfer import read_statically, replay_evidence  # noqa: E402
 from rsr_core.sandbox.engine import docker_client  # noqa: E402
 from rsr_core.sandbox.provider import DockerSandboxProvider  # noqa: E402
 from rsr_core.settings import Settings  # noqa: E402
+from rsr_core.transfer.reading import read_statically, replay_evidence  # noqa: E402
+from rsr_core.transfer.replay import ReplayLimits, SandboxOpener, agent_batches, replay_in, replayer_for  # noqa: E402
 
 
 def judge(cases: list[tuple[str, list[tuple[str, str]]]], sandbox, limits: ReplayLimits) -> list[dict]:

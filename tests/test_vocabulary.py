@@ -70,7 +70,7 @@ def test_the_rest_are_the_training_rows_reasons():
 
 
 def test_the_replay_stage_is_recognised_by_its_mark():
-    from rsr_core.rewrite.stages import REPLAY_MARK
+    from rsr_core.transfer.stages import REPLAY_MARK
 
     assert eq.REPLAY_EVIDENCE_PREFIX == REPLAY_MARK
 

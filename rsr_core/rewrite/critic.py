@@ -14,8 +14,8 @@ from rapidfuzz import fuzz
 from rsr_core import prompts
 from rsr_core.models import RUNBOOK_PARTS, CriticFlag, Runbook, Task, Trajectory
 from rsr_core.protocols import LLM
-from rsr_core.rewrite.literals import Hidden, final_contents, hidden_texts
 from rsr_core.rewrite.llm_json import ask_json
+from rsr_core.transfer.literals import Hidden, final_contents, hidden_texts
 
 HARNESS_VOCABULARY = "harness_vocabulary_v1.json"
 

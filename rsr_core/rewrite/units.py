@@ -15,9 +15,9 @@ from rsr_core.protocols import LLM, SandboxProvider
 from rsr_core.rewrite.critic import CriticSettings, deterministic_flags, llm_flags
 from rsr_core.rewrite.executor import execute_runbook
 from rsr_core.rewrite.planner import plan_runbook
-from rsr_core.rewrite.replay import replayer_for
 from rsr_core.rewrite.transfer import check_transfer
 from rsr_core.settings import Settings
+from rsr_core.transfer.replay import replayer_for
 
 
 class RewriteParams(BaseModel):

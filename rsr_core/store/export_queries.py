@@ -20,7 +20,7 @@ from rsr_core.store.sql import registered
 from rsr_core.vocabulary import GENERAL_HARNESS, LEFT_OUT
 
 # The evidence lines of the replay stage of the answer-transfer check begin with this (REPLAY_MARK of
-# rsr_core/rewrite/stages.py, a layer above the store; a test checks they agree).
+# rsr_core/transfer/stages.py, a layer above the store; a test checks they agree).
 REPLAY_EVIDENCE_PREFIX = "replay: "
 _REPLAYED = (
     "coalesce(len(list_filter(tc.deterministic_evidence, "

@@ -226,7 +226,7 @@ def funnel(cur: duckdb.DuckDBPyConnection) -> dict[str, Any]:
                    count(*) FILTER (WHERE r.verifier_tampered),
                    -- the tests wrote reward 1 that the verifier's pytest record contradicts (scored 0)
                    count(*) FILTER (WHERE json_extract_string(t.extra, '$.verifier_inconsistent') IS NOT NULL),
-                   -- flagged by the replay stage: its evidence lines begin "replay: " (rsr_core/rewrite/transfer.py)
+                   -- flagged by the replay stage: its evidence lines begin "replay: " (rsr_core/transfer/stages.py)
                    count(*) FILTER (WHERE r.verified AND r.answer_transfer
                                     AND len(list_filter(tc.deterministic_evidence, lambda e: starts_with(e, 'replay: '))) > 0)
             FROM rewrite_status r JOIN trajectories t USING (trajectory_id)

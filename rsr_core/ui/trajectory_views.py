@@ -13,9 +13,9 @@ import streamlit as st
 
 from rsr_core.analysis.cost import cost_usd
 from rsr_core.models import Trajectory
-from rsr_core.rewrite.stages import evidence_stage
 from rsr_core.store import app_queries, pipeline, queries
 from rsr_core.store.columns import parse_time
+from rsr_core.transfer.stages import evidence_stage
 from rsr_core.ui.context import AppServices
 from rsr_core.ui.data import Cursor, cached
 from rsr_core.ui.grid import clear, grid

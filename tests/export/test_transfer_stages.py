@@ -12,9 +12,9 @@ import pytest
 
 from rsr_core.export import preview
 from rsr_core.models import TransferVerdict
-from rsr_core.rewrite.stages import REPLAY_MARK, STATIC_MARK
 from rsr_core.store import Store
 from rsr_core.store.pipeline import funnel, insert_transfer
+from rsr_core.transfer.stages import REPLAY_MARK, STATIC_MARK
 from tests.export.corpus import add_rewrite, add_task
 
 VERDICTS = {

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from rsr_core.models import Command, Runbook, Step, Task, Trajectory
-from rsr_core.rewrite.transfer import check_transfer, deterministic_transfer
-from rsr_core.rewrite.values import value_tokens
+from rsr_core.rewrite.transfer import check_transfer
+from rsr_core.transfer.reading import deterministic_transfer
+from rsr_core.transfer.values import value_tokens
 
 TASK = Task(
     task_id="t", instruction="Write the status counts of /app/access.log to counts.csv as status,count."

@@ -14,8 +14,8 @@ import zlib
 import pytest
 
 from rsr_core.models import Command, Runbook, Step, Task, TaskFile, Trajectory
-from rsr_core.rewrite.tokens import tokens
-from rsr_core.rewrite.transfer import HiddenCorpus, deterministic_transfer
+from rsr_core.transfer.reading import HiddenCorpus, deterministic_transfer
+from rsr_core.transfer.tokens import tokens
 
 CODE = "ZR-8841-QX"
 TASK = Task(

@@ -9,7 +9,9 @@ import time
 import pytest
 
 from benchmarks.transfer_forms import CODE, HONEST, RUNBOOK, SOURCE, TRANSFER, rewrite_of, task_with_tests
-from rsr_core.rewrite.replay import (
+from rsr_core.rewrite.transfer import check_transfer
+from rsr_core.transfer.reading import deterministic_transfer, read_statically, replay_evidence
+from rsr_core.transfer.replay import (
     Emission,
     ReplayLimits,
     ReplayResult,
@@ -18,8 +20,7 @@ from rsr_core.rewrite.replay import (
     replay_in,
     replayer_for,
 )
-from rsr_core.rewrite.seen import screen_views
-from rsr_core.rewrite.transfer import check_transfer, deterministic_transfer, read_statically, replay_evidence
+from rsr_core.transfer.seen import screen_views
 
 TASK = task_with_tests()
 FORMS = dict(TRANSFER)
@@ -216,9 +217,9 @@ def test_the_funnel_and_the_studio_tell_the_two_stages_apart(tmp_path):
     from pathlib import Path
 
     from rsr_core.models import TransferVerdict
-    from rsr_core.rewrite.stages import evidence_stage
     from rsr_core.store import Store
     from rsr_core.store import pipeline as pipeline_sql
+    from rsr_core.transfer.stages import evidence_stage
     from rsr_core.ui.trajectory_views import not_kept_reasons
 
     static = deterministic_transfer(

@@ -13,11 +13,11 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING
 
-from rsr_core.rewrite.decode import inflate, unescape
-from rsr_core.rewrite.pyfold import arithmetic
+from rsr_core.transfer.decode import inflate, unescape
+from rsr_core.transfer.pyfold import arithmetic
 
 if TYPE_CHECKING:
-    from rsr_core.rewrite.shellrun import ShellView
+    from rsr_core.transfer.shellrun import ShellView
 
 _XXD_LINE = re.compile(r"^\s*[0-9A-Fa-f]+:\s?((?:[0-9A-Fa-f]{2,4} ?)+)", re.M)
 MAX_RANGE = 1024  # a tr range wider than this is not a re-encoding worth following

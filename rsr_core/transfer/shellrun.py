@@ -8,9 +8,9 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from rsr_core.rewrite import filters
-from rsr_core.rewrite.programs import code_literals, program_of
-from rsr_core.rewrite.pyfold import python_data
+from rsr_core.transfer import filters
+from rsr_core.transfer.programs import code_literals, program_of
+from rsr_core.transfer.pyfold import python_data
 
 _SEP_WORDS = {"{", "}", "then", "do", "else", "fi", "done", "if", "while", "until", "!", "elif", "esac"}
 _NAME = re.compile(r"^[A-Za-z_][\w.+-]*$")  # a command name (a path to a program is a value: kept)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from rsr_core.rewrite.decode import unescape
-from rsr_core.rewrite.pyfold import arithmetic
+from rsr_core.transfer.decode import unescape
+from rsr_core.transfer.pyfold import arithmetic
 
 Kind = Literal["python", "shell", "code"]
 _PYTHON = re.compile(r"^(?:.*/)?python[0-9.]*$")

@@ -13,10 +13,10 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
-from rsr_core.rewrite.decode import deep_decodings, rot13
-from rsr_core.rewrite.shellnorm import read_more
-from rsr_core.rewrite.shellrun import ShellView
-from rsr_core.rewrite.tokens import has_word, tokens
+from rsr_core.transfer.decode import deep_decodings, rot13
+from rsr_core.transfer.shellnorm import read_more
+from rsr_core.transfer.shellrun import ShellView
+from rsr_core.transfer.tokens import has_word, tokens
 
 _ROT13_MARKERS = ("rot13", "rot_13", "n-za-m")
 _SPACE = re.compile(r"\s+")

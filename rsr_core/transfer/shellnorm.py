@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import re
 
-from rsr_core.rewrite.decode import unescape
-from rsr_core.rewrite.filters import shell_arithmetic
-from rsr_core.rewrite.shellrun import Command, ShellView, run_pipeline
+from rsr_core.transfer.decode import unescape
+from rsr_core.transfer.filters import shell_arithmetic
+from rsr_core.transfer.shellrun import Command, ShellView, run_pipeline
 
 _OPS = ("&&", "||", ";;", ";", "|", "&", "(", ")", "\n")
 _REDIRS = ("<<<", "<<-", "<<", ">>", ">|", ">&", "&>", "<", ">")
