@@ -20,9 +20,8 @@ import logging
 import socket
 from typing import Any
 
-from rsr_core.jobs.backends import SANDBOX_KINDS, CappedLLM
-from rsr_core.jobs.worker import WorkerConfig, run_on_worker
-from rsr_core.protocols import LLM, Outcome
+from rsr_core.jobs.worker import SANDBOX_KINDS, WorkerConfig, run_on_worker
+from rsr_core.protocols import Outcome
 from rsr_core.settings import Settings
 
 NODE_RETRIES = 3
@@ -71,13 +70,6 @@ def start_limiter(ray: Any, base_url: str, permits: int) -> Any:
     )
     ray.get(actor.__ray_ready__.remote())
     return actor
-
-
-def cluster_limited(llm: LLM, actor: Any) -> LLM:
-    """`llm` whose calls hold a permit of the limiter actor."""
-    import ray
-
-    return CappedLLM(llm, lambda: ray.get(actor.acquire.remote()), lambda: actor.release.remote())
 
 
 class RayBackend:

@@ -14,6 +14,9 @@ from pydantic import BaseModel
 from rsr_core.protocols import LLM, SandboxProvider
 from rsr_core.settings import Settings
 
+SANDBOX_KINDS = frozenset({"execute", "discover"})
+"""Unit kinds that open a sandbox (placed only where a Docker engine is: Ray's `sandbox` resource)."""
+
 REWRITE_KINDS = frozenset({"plan", "critic", "execute", "filter"})
 
 
@@ -61,7 +64,7 @@ def _llm(config: WorkerConfig, limiter: Any = None) -> LLM:
             settings = Settings.model_validate(config.settings)
             llm: LLM = LLMClient.from_settings(settings, config.base_url, config.api_key)
             if limiter is not None:
-                from rsr_core.jobs.ray_backend import cluster_limited
+                from rsr_core.jobs.capped import cluster_limited
 
                 llm = cluster_limited(llm, limiter)
             _LLMS[key] = llm
@@ -108,8 +111,6 @@ def run_on_worker(
     """A Ray task's body: build (or reuse) this node's services and run the unit; the result names the node.
     Only units that open a sandbox touch the node's Docker engine."""
     import ray
-
-    from rsr_core.jobs.backends import SANDBOX_KINDS
 
     config = WorkerConfig(**json.loads(config_json))
     sandboxes = _sandboxes(config, base_image_tarball) if kind in SANDBOX_KINDS else _NO_SANDBOXES

@@ -14,7 +14,7 @@ import contextlib
 import os
 import threading
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -83,8 +83,12 @@ class DockerSandbox:
         labels: dict[str, str] | None = None,
         snapshot_image: str | None = None,
         override_entrypoint: bool = False,
+        verifier: Callable[..., Verification] | None = None,
     ):
         self.client = client
+        self.verifier = (
+            verifier  # the check `verify` runs (the provider gives rsr_core/sandbox/verification.py's)
+        )
         self.snapshot_image = snapshot_image
         self.image = image
         self.limits = limits
@@ -235,11 +239,11 @@ class DockerSandbox:
         return ExecResult(reply.exit_code, reply.output)
 
     def verify(self, task: Task, keep_agent: bool = False, run_tests: bool = True) -> Verification:
-        """Check this run (rsr_core/sandbox/verification.py): freeze it, read its diff from the engine, run the
-        hidden tests in a fresh container from its commit."""
-        from rsr_core.sandbox.verification import verify_run
-
-        return verify_run(self, task, keep_agent=keep_agent, run_tests=run_tests)
+        """Check this run with the injected verifier (rsr_core/sandbox/verification.py): freeze it, read its diff
+        from the engine, run the hidden tests in a fresh container from its commit."""
+        if self.verifier is None:
+            raise SandboxFailure("this sandbox has no verifier: open it through DockerSandboxProvider")
+        return self.verifier(self, task, keep_agent=keep_agent, run_tests=run_tests)
 
     def check_limits(self) -> str | None:
         """Ask the engine (not the sandbox) whether a limit was hit: the disk and file budgets and OOM kills; sets and

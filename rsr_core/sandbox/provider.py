@@ -20,6 +20,7 @@ from rsr_core.sandbox.docker_sandbox import (
     Limits,
 )
 from rsr_core.sandbox.images import task_image
+from rsr_core.sandbox.verification import verify_run
 from rsr_core.settings import Settings
 
 
@@ -66,6 +67,7 @@ class DockerSandboxProvider:
             self.image_for(task),
             self.limits_for(task),
             {"rsr.task": task.task_id, **(labels or {})},
+            verifier=verify_run,
         )
         try:
             sandbox.start()

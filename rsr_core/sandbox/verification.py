@@ -21,15 +21,18 @@ from __future__ import annotations
 import dataclasses
 import tarfile
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import docker.errors
 
 from rsr_core.errors import SandboxFailure
 from rsr_core.models import ChangedPath, Task
-from rsr_core.sandbox.docker_sandbox import DockerSandbox
 from rsr_core.sandbox.integrity import IntegrityReport, check_integrity
 from rsr_core.sandbox.loader_check import image_cache, loader_ground, needs_check
 from rsr_core.sandbox.verifier import DEFAULT_VERIFIER_TIMEOUT_S, VerifierResult, image_config, run_verifier
+
+if TYPE_CHECKING:  # the sandbox calls this module to verify itself
+    from rsr_core.sandbox.docker_sandbox import DockerSandbox
 
 VERIFIER_BUDGET_SLACK_S = 300.0
 

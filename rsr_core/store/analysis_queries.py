@@ -14,6 +14,7 @@ import pyarrow as pa
 
 from rsr_core.store import pipeline, queries
 from rsr_core.store.sql import registered
+from rsr_core.vocabulary import SIMILARITY_METRICS
 
 # Rewrites that passed the verifier, of a known task; the pair population of the similarity analysis.
 PASSED_REWRITES_SQL = """
@@ -101,9 +102,7 @@ def median_pairs(cur: duckdb.DuckDBPyConnection, metric: str, task_ids: list[str
     """Per task (of `task_ids`) and relation (same / cross runbook), the stored pair whose `metric` score is
     closest to the median of that box: group (the task), relation, trajectory_a, trajectory_b, value. The
     Similarity page names it on hover and opens it on a click."""
-    from rsr_core.store.similarity_store import METRIC_COLUMNS
-
-    if metric not in METRIC_COLUMNS:
+    if metric not in SIMILARITY_METRICS:
         raise ValueError(f"unknown metric {metric!r}")
     ids = pa.table({"task_id": pa.array(task_ids, pa.string())})
     with registered(cur, "_median_tasks", ids):

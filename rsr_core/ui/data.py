@@ -22,7 +22,7 @@ import duckdb
 import streamlit as st
 
 from rsr_core.store.sql import checkpoint
-from rsr_core.ui.context import AppServices
+from rsr_core.ui.context import AppServices, build_app_services
 
 R = TypeVar("R")
 R_co = TypeVar("R_co", covariant=True)
@@ -61,8 +61,6 @@ def one_use_per_run() -> Iterator[None]:
 
 
 def _cursor(db_path: str) -> Any:
-    from rsr_core.ui.widgets import services_for
-
     store = services_for(db_path).store
     stack = getattr(_RUN, "stack", None)
     if stack is None:
@@ -222,3 +220,13 @@ def cached_by(version: Cached[Any]) -> Callable[[Callable[..., R]], Cached[R]]:
 
 
 Cursor = duckdb.DuckDBPyConnection
+
+
+@st.cache_resource(show_spinner=False)
+def _services(db_path: str | None) -> AppServices:
+    return build_app_services(db_path)
+
+
+def services_for(db_path: str) -> AppServices:
+    """The process-wide services of a database (the store is opened per use, never held)."""
+    return _services(db_path)

@@ -14,7 +14,7 @@ from streamlit.logger import get_logger
 from rsr_core.errors import RsrError
 from rsr_core.ui.data import one_use_per_run
 from rsr_core.ui.memory import freeze_after_first_run
-from rsr_core.ui.widgets import md_escape
+from rsr_core.ui.text import md_escape
 
 PAGES = Path(__file__).resolve().parent / "screens"
 PAGE_TITLES = {

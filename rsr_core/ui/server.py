@@ -58,8 +58,9 @@ def _first_reads() -> None:
     from rsr_core.analysis.pair_metrics import METRICS
     from rsr_core.settings import Settings
     from rsr_core.ui import analysis_data, plots, rewrite_views, trajectory_views
+    from rsr_core.ui.data import services_for
     from rsr_core.ui.overview_data import overview_charts, overview_figures
-    from rsr_core.ui.widgets import _scripted_share, services_for, summary
+    from rsr_core.ui.widgets import _scripted_share, summary
 
     settings = Settings.from_env()
     ctx = services_for(settings.db_path)

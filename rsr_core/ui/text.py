@@ -6,7 +6,11 @@ tabs are kept, and a CRLF line end is a line end."""
 
 from __future__ import annotations
 
+import re
+
 from rsr_core.errors import terminal_safe
+
+_PUNCT = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~:$&\"'=^%@/,;?])")
 
 
 def shown(text: str) -> str:
@@ -15,3 +19,9 @@ def shown(text: str) -> str:
     if text.isprintable():
         return text
     return terminal_safe(text.replace("\r\n", "\n"))
+
+
+def md_escape(text: str) -> str:
+    """Markdown-safe text: every ASCII punctuation character is escaped, so nothing is interpreted, and
+    invisible characters are shown as escapes (`shown`)."""
+    return _PUNCT.sub(r"\\\1", shown(text))

@@ -5,7 +5,6 @@ escaped), never as HTML."""
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
@@ -13,21 +12,10 @@ import pandas as pd
 import streamlit as st
 
 from rsr_core.store import StoreBusyError, app_queries, queries
-from rsr_core.ui.context import AppServices, build_app_services
-from rsr_core.ui.data import Cached, Cursor, cached
-from rsr_core.ui.text import shown
-
-_PUNCT = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~:$&\"'=^%@/,;?])")
-
-
-@st.cache_resource(show_spinner=False)
-def _services(db_path: str | None) -> AppServices:
-    return build_app_services(db_path)
-
-
-def services_for(db_path: str) -> AppServices:
-    """The process-wide services of a database (the store is opened per use, never held)."""
-    return _services(db_path)
+from rsr_core.ui.context import AppServices
+from rsr_core.ui.data import Cached, Cursor, cached, services_for
+from rsr_core.ui.navigation import PAGES
+from rsr_core.ui.text import md_escape
 
 
 def app_services() -> AppServices:
@@ -37,7 +25,7 @@ def app_services() -> AppServices:
 
     db = Settings.from_env().db_path
     try:
-        return _services(db)
+        return services_for(db)
     except StoreBusyError as exc:
         busy_notice(exc)
         st.stop()
@@ -55,12 +43,6 @@ def busy_notice(exc: StoreBusyError) -> None:
 def money_column(values: pd.Series) -> pd.Series:
     """Costs as the tables show them: dollars, or "unknown" where no price was recorded or configured."""
     return values.map(lambda v: "unknown" if pd.isna(v) else f"${v:.4f}")
-
-
-def md_escape(text: str) -> str:
-    """Markdown-safe text: every ASCII punctuation character is escaped, so nothing is interpreted, and
-    invisible characters are shown as escapes (`text.shown`)."""
-    return _PUNCT.sub(r"\\\1", shown(text))
 
 
 @cached
@@ -159,8 +141,6 @@ def page_link(label: str, page: str, **params: str) -> None:
     from urllib.parse import quote, urlencode
 
     from streamlit.errors import StreamlitAPIException
-
-    from rsr_core.ui.navigation import PAGES
 
     try:
         st.page_link(str(PAGES / f"{page}.py"), label=label, query_params=params or None)

@@ -42,7 +42,7 @@ def page(name: str, **query: str) -> AppTest:
 def open_services():
     """The page's services for the current RSR_DB (the same cached object the pages use)."""
     from rsr_core.settings import Settings
-    from rsr_core.ui.widgets import _services
+    from rsr_core.ui.data import _services
 
     return _services(Settings.from_env().db_path)
 
