@@ -72,7 +72,7 @@ def runs_for_pass_at_k(cur: duckdb.DuckDBPyConnection, kind: str | None = None) 
 
 
 def discovery_outcomes(cur: duckdb.DuckDBPyConnection) -> pd.DataFrame:
-    """Per (harness, task) of discovery runs: harness, task_id, category, runs, solved (some reward >= 1).
+    """Per (harness, task) of discovery runs: harness, task_id, category, runs, solved (some run `rsr_solved`).
 
     The same rule as `rsr stats coverage` (rsr_core/store/queries.py coverage).
     """

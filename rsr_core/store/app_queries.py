@@ -131,7 +131,7 @@ def facet_values(cur: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
 
 
 def counts_by_kind_harness(cur: duckdb.DuckDBPyConnection) -> pd.DataFrame:
-    """kind, harness, trajectories, solved (reward >= 1), pass_rate."""
+    """kind, harness, trajectories, solved (`rsr_solved`: reward >= 1, not tampered), pass_rate."""
     return cur.execute(
         "SELECT kind, harness, count(*) AS trajectories, "
         "count(*) FILTER (WHERE rsr_solved(reward, verifier_tampered)) AS solved, "

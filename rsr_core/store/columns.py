@@ -15,10 +15,11 @@ from rsr_core.formats.training import TRAINING_RULE, stored_training
 from rsr_core.models import SCHEMA_VERSION, Command, Step, Task, Trajectory
 
 # Search terms: the words of messages, observations and commands, lower-cased, as maximal runs of
-# [a-z0-9_.-/] of 2..64 characters; one row per (term, trajectory). (This was a DuckDB regexp_split over
-# lower(); Python's lower() agrees with DuckDB's on every character that lowers into that class except
-# U+0130, which DuckDB lowers to "i" and Python to "i" + U+0307, hence the replace.) Tokenising runs on the
-# UTF-8 bytes: every byte outside the class (all of a non-ASCII character's bytes included) becomes a space.
+# [a-z0-9_.-/] of 2..64 characters; one row per (term, trajectory). (The same terms as a DuckDB regexp_split
+# over lower(), which a database may already hold terms from: Python's lower() agrees with DuckDB's on every
+# character that lowers into that class except U+0130, which DuckDB lowers to "i" and Python to "i" + U+0307,
+# hence the replace.) Tokenising runs on the UTF-8 bytes: every byte outside the class (all of a non-ASCII
+# character's bytes included) becomes a space.
 TERM_MIN, TERM_MAX = 2, 64
 _TERM_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789_.-/")
 _DELIMIT = bytes(c if c in _TERM_BYTES else 0x20 for c in range(256))

@@ -3,8 +3,8 @@
 Starting a DuckDB instance builds its catalog of built-in functions whatever the file: with a file opened and
 closed for every page's reads, that is most of the cost of opening a database. Attaching the file to an instance
 that is already running costs a fraction of it (figures in benchmarks/RESULTS.md), and
-detaching it lets the file go (its lock, its memory, its write-ahead log checkpointed) just as closing did, so
-other processes can open it between uses exactly as before.
+detaching it lets the file go (its lock, its memory, its write-ahead log checkpointed) as closing it would, so
+other processes can open it between uses.
 
 One instance serves the process (two instances holding one file would both write it: POSIX locks do not stop a
 process locking a file twice), each file is attached once under an alias of its own, counted by its users, and
@@ -51,7 +51,7 @@ def _host() -> _Host:
 
 def _spill_directory() -> str:
     """Where DuckDB spills what does not fit in memory: an in-memory instance would use `.tmp` in the current
-    directory (an instance of a file used `<file>.tmp`); one directory per process in the system's."""
+    directory (an instance opened on a file uses `<file>.tmp`); one directory per process in the system's."""
     return os.path.join(tempfile.gettempdir(), f"rsr-duckdb-{os.getuid()}-{os.getpid()}")
 
 
@@ -62,10 +62,9 @@ def remove_spill_directory() -> None:
 
 
 def _host_config() -> dict[str, str | bool | int | float | list[str]]:
-    """The instance's settings. Its allocator gives memory back once a task has used 16 MB (DuckDB's default,
-    128 MB, suited an instance closed after every use; one that lives as long as the process kept what an
-    ingest of large trajectories had used: its peak RSS 835-912 MB with an instance per use, 957-1036 MB with
-    one kept and the default, 795 MB with this)."""
+    """The instance's settings. Its allocator gives memory back once a task has used 16 MB: DuckDB's larger
+    default suits an instance closed after every use, while one that lives as long as the process would keep
+    what an ingest of large trajectories used, raising its peak memory above that of an instance per use."""
     return {
         "temp_directory": _spill_directory(),
         "allocator_flush_threshold": "16MB",
@@ -98,8 +97,8 @@ class Attachment:
             if self.users > 0:
                 return
             assert self._host.con is not None
-            # Not interrupted half way (a Ctrl-C in a DETACH detached the file and raised, leaving it listed:
-            # every later use failed); if refused, it stays listed for the next use.
+            # Not interrupted half way (a Ctrl-C in a DETACH can detach the file and raise, leaving it listed,
+            # and every later use would fail); if refused, it stays listed for the next use.
             with uninterrupted():
                 self._host.con.execute(f'DETACH "{self.alias}"')
                 del self._host.files[self.path]

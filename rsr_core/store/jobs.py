@@ -224,7 +224,8 @@ def units_of(
 
 
 def approved_without_executions(cur: duckdb.DuckDBPyConnection, job_id: str) -> list[str]:
-    """Runbooks of the job that passed the critic and a human approved, with no execution units yet."""
+    """Runbooks of the job whose status is approved (passed the critic and, under the human gate, approved by a
+    reviewer), with no execution units yet."""
     rows = cur.execute(
         """
         SELECT r.runbook_id FROM runbook_status r

@@ -164,7 +164,7 @@ LIST_COLUMNS = (
 def list_trajectories(
     cur: duckdb.DuckDBPyConnection, f: TrajectoryFilter, limit: int = 50, offset: int = 0
 ) -> list[dict[str, Any]]:
-    """One page of trajectories matching the filter, newest ingest last, stable order."""
+    """One page of trajectories matching the filter, in a stable order (task, kind, harness, id)."""
     where, params = where_clause(f)
     cols = ", ".join(f"t.{c}" for c in LIST_COLUMNS)
     rows = cur.execute(
