@@ -1,7 +1,7 @@
 """The Similarity page's reads: summaries of the stored pair scores (rsr_core/store/similarity_store.py), cached
-per version of the stored scores (a review or a job's progress changes the database, not them: the summaries
-of 87,000 pairs took ~0.25 s to read again), and the background refresh that scores what changed when the page
-finds them stale.
+per version of the stored scores (a review or a job's progress changes the database, not them, and the
+summaries of a paper-scale corpus's pairs are slow to read again), and the background refresh that scores
+what changed when the page finds them stale.
 
 No page visit scores pairs: `rsr ingest` and rewrite jobs refresh the stored scores when they finish; a page
 that still finds stale tasks (data written by an older version, or another tool) starts one refresh thread per

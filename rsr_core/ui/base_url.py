@@ -2,12 +2,12 @@
 
 Streamlit's frontend does not know the server's base path. Opened at `/<page>` it first asks
 `/<page>/_stcore/health` and `/<page>/_stcore/host-config`, waits for both to fail, and only then tries `/`:
-every deep link, bookmark and reload of a page other than the first paid a round of failing requests (about
-0.1 s here) before its websocket opened. The frontend reads the server's address from `window.__streamlit`
+every deep link, bookmark and reload of a page other than the first would pay a round of failing requests
+before its websocket opens. The frontend reads the server's address from `window.__streamlit`
 (`BACKEND_BASE_URL`) when a page sets it before the bundle runs: this ASGI middleware sets it in every HTML page
 the server sends. The address is worked out in the browser from what it shows and the path the server was asked
 for (so a proxy that strips a prefix is followed); when the two do not match, nothing is set and the frontend
-guesses as before.
+makes its own guesses.
 """
 
 from __future__ import annotations

@@ -69,9 +69,9 @@ def _count(ctx: AppServices, filters: ExportFilters, job: Counting) -> None:
 
 def plan_of(ctx: AppServices, filters: ExportFilters) -> tuple[ExportPreview | None, bool, str | None]:
     """The export's own dry run for these filters: (the latest finished count, whether it is of the data as it
-    is now, an error). A count reads the training keys the store keeps (0.1-0.2 s at paper scale, waited for
-    here); where they are missing (a database stored before them, until its next ingest) it builds every row,
-    tens of seconds at that scale. So it runs in the background, once per database state and filters, and the
+    is now, an error). A count reads the training keys the store keeps (quick, so waited for here); where they
+    are missing (a database stored before them, until its next ingest) it builds every row, which at paper
+    scale takes far longer. So it runs in the background, once per database state and filters, and the
     page shows the last count until the new one is ready."""
     path = ctx.settings.db_path
     key, signature = (path, filters.model_dump_json()), db_signature(path)

@@ -1,6 +1,6 @@
 """The studio's table: a custom component (no iframe) that draws rows as plain text in an HTML table, with
-optional checkboxes. Streamlit's data grid costs about a third of a second to draw in the browser whatever its
-size; this one costs what the rows cost. Selections are row keys, kept across pages and reruns."""
+optional checkboxes. Streamlit's data grid has a large fixed cost to draw in the browser whatever its size;
+this one costs what the rows cost. Selections are row keys, kept across pages and reruns."""
 
 from __future__ import annotations
 

@@ -13,10 +13,10 @@ def freeze_after_first_run(page: str) -> None:
     out of the garbage collector's sight.
 
     Streamlit collects garbage after every script run (runner.postScriptGC): with pandas, pyarrow and
-    pydantic loaded that full collection walks ~200,000 objects, about 0.25 s a rerun on this kind of machine.
-    Frozen objects are still freed when no longer referenced; only cycles among them are never collected: they
-    are the process's long-lived objects plus at most one run's leftovers per page (not collected first, which
-    would cost the first visit the full collection this avoids).
+    pydantic loaded that full collection walks every long-lived object, a large part of a rerun (figures in
+    benchmarks/RESULTS.md). Frozen objects are still freed when nothing references them; only cycles among
+    them are never collected: they are the process's long-lived objects plus at most one run's leftovers per
+    page (not collected first, which would cost the first visit the full collection this avoids).
     """
     if page in _FROZEN:
         return

@@ -15,8 +15,8 @@ import streamlit as st
 
 from rsr_core.ui.plots import Figure
 
-# No plotly logo, no "edit in chart studio" link; the mode bar keeps zoom, pan, reset and the image download.
 Width = Literal["stretch", "content"]
+# No plotly logo, no "edit in chart studio" link; the mode bar keeps zoom, pan, reset and the image download.
 CONFIG = {"displaylogo": False, "showLink": False, "modeBarButtonsToRemove": ["select2d", "lasso2d"]}
 
 

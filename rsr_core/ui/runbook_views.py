@@ -291,7 +291,8 @@ def round_card(rb: Runbook, flags: list[CriticFlag]) -> dict[str, Any]:
 
 def critic_rounds(rounds: list[tuple[Runbook, list[CriticFlag]]], key: str) -> None:
     """Every round of a lineage (verdict, the runbook with each flagged span marked, its flags), drawn by one
-    component as plain text: one element for the browser, where each round and flag was several."""
+    component as plain text: one element for the browser, where Streamlit's own would be several per round and
+    flag."""
     mount("rsr_core.rounds", "rounds")(key=key, data={"rounds": [round_card(rb, f) for rb, f in rounds]})
 
 

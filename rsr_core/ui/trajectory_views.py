@@ -109,7 +109,7 @@ def list_filters(ctx: AppServices) -> app_queries.ListFilter:
             for col, (name, key) in zip(c[1:], FACET_KEYS.items(), strict=True)
         )
         more = [k for k in MORE_FILTERS if st.session_state.get(k, "any") != "any"]
-        # In a popover: the browser mounts its widgets only when it is opened (each costs tens of ms to draw).
+        # In a popover: the browser mounts its widgets only when it is opened (each is costly to draw).
         with st.popover(f"more filters ({len(more)} set)" if more else "more filters"):
             reward = st.selectbox("reward", ["any", "solved (>= 1)", "not solved"], key="f_reward")
             flags = st.selectbox("critic / transfer flags", ["any", "has flags", "no flags"], key="f_flags")

@@ -38,9 +38,9 @@ def show_preview(ctx, filters: ExportFilters) -> bool:
 
 @st.fragment(run_every=2.0)
 def poll_preview(ctx, filters: ExportFilters) -> None:
-    """The preview, redrawn every two seconds while it is being counted (a count this page does not see finish
-    within 0.3 s builds rows the store holds no key for: seconds to minutes); the page reruns once it is
-    done."""
+    """The preview, redrawn every two seconds while it is being counted (a count the page does not see finish
+    within `export_views.WAIT_S` may build rows the store holds no key for, which takes long); the page reruns
+    once it is done."""
     if show_preview(ctx, filters):
         st.rerun()
 
