@@ -43,7 +43,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def app_script() -> Path:
-    """The studio's navigation script inside the installed package."""
+    """The studio's app module inside the installed package (rsr_core/ui/app.py: the ASGI app `streamlit run`
+    serves, which runs the navigation script for every page run)."""
     import rsr_core.ui
 
     return Path(rsr_core.ui.__file__).resolve().parent / "app.py"

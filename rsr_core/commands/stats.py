@@ -1,4 +1,4 @@
-"""`rsr stats summary|coverage`."""
+"""`rsr stats summary|coverage|funnel|cost`."""
 
 from __future__ import annotations
 

@@ -131,7 +131,8 @@ class RayBackend:
         return f"ray at {self.address}"
 
     def close(self) -> None:
-        """Leave the cluster (its tasks of this driver end with it)."""
+        """Nothing to let go: the process stays connected to the cluster (`connect` joins it once) for its next
+        job."""
 
 
 def on_every_node(ray: Any, fn: Any, *args: Any) -> list[Any]:
