@@ -1,6 +1,7 @@
 """Deterministic decodings of text, so a value is recognised in the forms a sandbox can turn back into it:
-backslash escapes (`\\x5a`, octal, `\\u`), base64 / base32, hex (`5a52…`, `5a:52`, `0x5a52`), URL escapes,
-reversal and rot13. Decoding is a pure function of the text; nothing is executed."""
+backslash escapes (`\\x5a`, octal, `\\u`), base64 / base32 and hex (`5a52…`, `5a:52`, `0x5a52`), a gzip, zlib,
+bzip2 or xz stream they hold inflated, URL escapes, and rot13. Decoding is a pure function of the text; nothing
+is executed."""
 
 from __future__ import annotations
 

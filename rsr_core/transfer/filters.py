@@ -1,8 +1,9 @@
 """The commands whose output is a pure function of their arguments and input, for shellnorm: echo, printf, cat
-of files written earlier, tee, the calculators (let, expr, bc), read and set -- (into variables), xargs, and
-filters that only re-encode or rewrite text (base64 -d, base32 -d, xxd -r [-p], rev, tr, sed s/y, cut, sort,
-tac, paste -s, envsubst; a gzip, zlib, bzip2 or xz stream inside an encoding is inflated). Any other command
-passes its input through unchanged (grep, head … keep most of what they read)."""
+of files written earlier, tee, dd, the calculators (let, expr, bc), read, readarray and set -- (into
+variables), xargs, and filters that only re-encode or rewrite text (base64 -d, base32 -d, openssl base64 -d,
+xxd -r [-p], rev, tr, sed s/y, perl -pe, cut, sort, tac, paste -s, envsubst; a gzip, zlib, bzip2 or xz stream
+inside an encoding is inflated). Any other command passes its input through unchanged (grep, head … keep most
+of what they read)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Literals: what hidden tests and solutions contain (for the Critic and the answer-transfer filter), and the
-values commands use (for the answer-transfer filter)."""
+"""Literals: what hidden tests and solutions contain (for the Critic and the answer-transfer filter), what the
+source run wrote into files, and the multi-word values among them (for the answer-transfer filter)."""
 
 from __future__ import annotations
 

@@ -110,8 +110,9 @@ _SLICE = re.compile(r"\s*\[\s*(-?\d*)\s*:\s*(-?\d*)\s*\]")
 
 def code_literals(code: str) -> list[str]:
     """String literals (escapes decoded) and numbers of C-like or script code, comments and names dropped; and
-    what they compute: sums of number literals (`8800+41`), runs of character codes (`chr(90).chr(82)…`,
-    `String.fromCharCode(90, 82, …)`, `printf "%c%c%c", 90, 82, 45`) as the text they spell."""
+    what they compute: arithmetic of number literals (`8800+41`, dc's `8800 41 +`), slices of string literals
+    (`"…"[2:9]`), runs of character codes (`chr(90).chr(82)…`, `String.fromCharCode(90, 82, …)`,
+    `printf "%c%c%c", 90, 82, 45`) as the text they spell."""
     out = _literals(code)
     for m in _ARITH.finditer(code):
         if (value := arithmetic(m.group().strip())) is not None:

@@ -125,6 +125,7 @@ def _driver(root: str, tag: str, limits: ReplayLimits) -> str:
         " 50>&50 51>&51 52>&52\n"
         f'printf "\\n{tag}-status %s\\n" $?\nexec 50>&- 51>&- 52>&-\n'
         # a reader ends when no process of the replay holds its pipe any more; wait for that, three seconds at most
+        # for each reader
         "for p in $p50 $p51 $p52; do n=0; while kill -0 $p 2>/dev/null && [ $n -lt 300 ]; do sleep 0.01;"
         " n=$((n + 1)); done; done\n"
         f'for part in out err trace marks; do printf "\\n{tag}-part %s\\n" $part; cat {r}/$part; done\n'
