@@ -188,8 +188,8 @@ SIMILARITY_METRIC_INFO: tuple[SimilarityMetric, ...] = (
 SIMILARITY_METRICS: tuple[str, ...] = tuple(m.name for m in SIMILARITY_METRIC_INFO)
 """Command-overlap metrics of a pair of trajectories."""
 JOB_STATUSES: tuple[str, ...] = ("pending", "running", "waiting_review", "done", "failed", "cancelled")
-"""A job's status (`jobs.status`): created, running, stopped with approved runbooks still to execute (human gate),
-finished, stopped by a failed unit, cancelled."""
+"""A job's status (`jobs.status`): created, running, stopped with runbooks waiting for a human review (human
+gate), finished, ended with a failed unit, cancelled."""
 JOB_SUCCEEDED: tuple[str, ...] = ("done", "waiting_review")
 """Job statuses that ended without a failure or a cancel (a command that ran the job exits 0)."""
 JOB_RESUMABLE: tuple[str, ...] = ("running", "waiting_review", "failed", "cancelled")

@@ -181,7 +181,8 @@ def summarise(pairs: pd.DataFrame, metric: str, seed: int = 0) -> dict[str, Any]
 
 
 def summary_frame(pairs: pd.DataFrame, metrics: tuple[str, ...] | list[str] = METRICS) -> pd.DataFrame:
-    """Summary table data: metric, relation, pairs, mean, ci_low, ci_high (for the app's table and charts)."""
+    """Summary table data of a pairs frame: metric, relation, pairs, mean, ci_low, ci_high (the figures the
+    Similarity page's table shows, which it reads from the stored reports)."""
     rows = []
     for metric in metrics:
         if metric not in pairs:
