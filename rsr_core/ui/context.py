@@ -56,7 +56,7 @@ class AppServices:
 
     @property
     def store(self) -> Store:
-        """The store (this process is its writer)."""
+        """The store, opened per use and never held (the CLI and job drivers write the same file)."""
         return self._store
 
     def llm_for(self, base_url: str | None, api_key: str | None) -> LLMClient:
