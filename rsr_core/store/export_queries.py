@@ -16,7 +16,7 @@ from rsr_core.store.columns import (
     TRAJECTORY_READ_COLUMNS,
     trajectory_from_rows,
 )
-from rsr_core.store.sql import registered
+from rsr_core.store.sql import registered, rows_as_dicts
 from rsr_core.vocabulary import GENERAL_HARNESS, LEFT_OUT
 
 # The evidence lines of the replay stage of the answer-transfer check begin with this (REPLAY_MARK of
@@ -121,10 +121,6 @@ def training_rows(
     return cur.sql(sql, params=params).to_arrow_table()
 
 
-def _rows(cur: duckdb.DuckDBPyConnection, sql: str) -> list[dict[str, Any]]:
-    return cur.sql(sql).to_arrow_table().to_pylist()
-
-
 def read_trajectories(cur: duckdb.DuckDBPyConnection, ids: pa.Array | list[str]) -> list[Trajectory]:
     """Whole trajectories (steps and commands) for these ids, in the order given; unknown ids are skipped."""
     table = pa.table({"trajectory_id": pa.array(ids, pa.string())})
@@ -134,13 +130,17 @@ def read_trajectories(cur: duckdb.DuckDBPyConnection, ids: pa.Array | list[str])
     action_cols = ", ".join("a." + f for f in ACTION_READ_COLUMNS)
     with registered(cur, "_export_ids", table) as name:
         join = f"JOIN {name} b USING (trajectory_id)"
-        metas = _rows(cur, f"SELECT {traj_cols} FROM trajectories t {join} ORDER BY b.ord")
-        steps = _rows(
-            cur, f"SELECT s.trajectory_id, {step_cols} FROM steps s {join} ORDER BY b.ord, s.step_index"
+        metas = rows_as_dicts(cur.execute(f"SELECT {traj_cols} FROM trajectories t {join} ORDER BY b.ord"))
+        steps = rows_as_dicts(
+            cur.execute(
+                f"SELECT s.trajectory_id, {step_cols} FROM steps s {join} ORDER BY b.ord, s.step_index"
+            )
         )
-        actions = _rows(
-            cur,
-            f"SELECT a.trajectory_id, {action_cols} FROM actions a {join} ORDER BY b.ord, a.step_index, a.action_index",
+        actions = rows_as_dicts(
+            cur.execute(
+                f"SELECT a.trajectory_id, {action_cols} FROM actions a {join} "
+                "ORDER BY b.ord, a.step_index, a.action_index"
+            )
         )
     steps_of: dict[str, list[dict[str, Any]]] = {}
     for s in steps:

@@ -306,9 +306,11 @@ def failed_units(cur: duckdb.DuckDBPyConnection, job_id: str) -> list[dict[str, 
 
 def discover_results(cur: duckdb.DuckDBPyConnection, job_id: str) -> list[dict[str, Any]]:
     """The finished runs of a discovery job: task_id, harness, run, trajectory_id."""
-    rows = cur.execute(
-        "SELECT payload->>'task_id', payload->>'harness', CAST(payload->>'run' AS INTEGER), result->>'trajectory_id' "
-        "FROM work_units WHERE job_id = ? AND kind = 'discover' AND status = 'done' ORDER BY unit_id",
-        [job_id],
-    ).fetchall()
-    return [dict(zip(("task_id", "harness", "run", "trajectory_id"), r, strict=True)) for r in rows]
+    return rows_as_dicts(
+        cur.execute(
+            "SELECT payload->>'task_id' AS task_id, payload->>'harness' AS harness, "
+            "CAST(payload->>'run' AS INTEGER) AS run, result->>'trajectory_id' AS trajectory_id "
+            "FROM work_units WHERE job_id = ? AND kind = 'discover' AND status = 'done' ORDER BY unit_id",
+            [job_id],
+        )
+    )

@@ -9,7 +9,7 @@ import duckdb
 
 from rsr_core.errors import RsrError
 from rsr_core.models import SCHEMA_VERSION, CriticFlag, Review, Runbook, TransferVerdict, review_problem
-from rsr_core.store.sql import one, rows_as_dicts, scalar
+from rsr_core.store.sql import one, row_as_dict, rows_as_dicts, scalar
 from rsr_core.vocabulary import RUNBOOK_STATUSES as RUNBOOK_STATUSES
 
 # Every rewrite trajectory with verified / answer_transfer / human_rejected / kept: the `rewrite_status` view
@@ -132,8 +132,7 @@ def insert_transfer(cur: duckdb.DuckDBPyConnection, verdict: TransferVerdict) ->
     )
 
 
-def _runbook(row: tuple) -> Runbook:
-    data = dict(zip(RUNBOOK_COLUMNS, row, strict=True))
+def _runbook(data: dict[str, Any]) -> Runbook:
     for part in ("key_milestones", "useful_checks", "recovery_strategies", "pitfalls"):
         data[part] = list(data[part] or [])
     return Runbook(**data)
@@ -141,7 +140,9 @@ def _runbook(row: tuple) -> Runbook:
 
 def get_runbook(cur: duckdb.DuckDBPyConnection, runbook_id: str) -> Runbook | None:
     """One runbook round."""
-    row = one(cur, f"SELECT {', '.join(RUNBOOK_COLUMNS)} FROM runbooks WHERE runbook_id = ?", [runbook_id])
+    row = row_as_dict(
+        cur.execute(f"SELECT {', '.join(RUNBOOK_COLUMNS)} FROM runbooks WHERE runbook_id = ?", [runbook_id])
+    )
     return _runbook(row) if row else None
 
 
@@ -151,8 +152,8 @@ def runbooks_where(cur: duckdb.DuckDBPyConnection, column: str, value: str) -> l
     rows = cur.execute(
         f"SELECT {', '.join(RUNBOOK_COLUMNS)} FROM runbooks WHERE {column} = ? ORDER BY variant, round",
         [value],
-    ).fetchall()
-    return [_runbook(r) for r in rows]
+    )
+    return [_runbook(r) for r in rows_as_dicts(rows)]
 
 
 def flags_of(cur: duckdb.DuckDBPyConnection, runbook_id: str) -> list[CriticFlag]:
@@ -160,8 +161,8 @@ def flags_of(cur: duckdb.DuckDBPyConnection, runbook_id: str) -> list[CriticFlag
     rows = cur.execute(
         f"SELECT {', '.join(FLAG_COLUMNS)} FROM critic_flags WHERE runbook_id = ? ORDER BY stage, span_start",
         [runbook_id],
-    ).fetchall()
-    return [CriticFlag(**dict(zip(FLAG_COLUMNS, r, strict=True))) for r in rows]
+    )
+    return [CriticFlag(**r) for r in rows_as_dicts(rows)]
 
 
 def reviews_of(cur: duckdb.DuckDBPyConnection, runbook_id: str) -> list[Review]:

@@ -10,7 +10,7 @@ import duckdb
 from rsr_core.errors import RsrError
 from rsr_core.models import KINDS, Task, TaskFile, Trajectory
 from rsr_core.store import columns
-from rsr_core.store.sql import one, scalar
+from rsr_core.store.sql import row_as_dict, rows_as_dicts, scalar
 
 
 def summary(cur: duckdb.DuckDBPyConnection) -> dict[str, Any]:
@@ -167,12 +167,13 @@ def list_trajectories(
     """One page of trajectories matching the filter, in a stable order (task, kind, harness, id)."""
     where, params = where_clause(f)
     cols = ", ".join(f"t.{c}" for c in LIST_COLUMNS)
-    rows = cur.execute(
-        f"SELECT {cols} FROM trajectories t WHERE {where} ORDER BY t.task_id, t.kind, t.harness, t.trajectory_id "
-        "LIMIT ? OFFSET ?",
-        [*params, limit, offset],
-    ).fetchall()
-    return [dict(zip(LIST_COLUMNS, r, strict=True)) for r in rows]
+    return rows_as_dicts(
+        cur.execute(
+            f"SELECT {cols} FROM trajectories t WHERE {where} "
+            "ORDER BY t.task_id, t.kind, t.harness, t.trajectory_id LIMIT ? OFFSET ?",
+            [*params, limit, offset],
+        )
+    )
 
 
 def count_trajectories(cur: duckdb.DuckDBPyConnection, f: TrajectoryFilter) -> int:
@@ -186,7 +187,9 @@ def get_trajectory(
 ) -> Trajectory | None:
     """A stored trajectory with its steps in [step_from, step_to] (all by default)."""
     cols = columns.TRAJECTORY_READ_COLUMNS
-    row = one(cur, f"SELECT {', '.join(cols)} FROM trajectories WHERE trajectory_id = ?", [trajectory_id])
+    row = row_as_dict(
+        cur.execute(f"SELECT {', '.join(cols)} FROM trajectories WHERE trajectory_id = ?", [trajectory_id])
+    )
     if row is None:
         return None
     hi = step_to if step_to is not None else 2**31 - 1
@@ -196,14 +199,13 @@ def get_trajectory(
         "WHERE trajectory_id = ? AND step_index BETWEEN ? AND ? ORDER BY step_index",
         window,
     )
-    step_rows = [dict(zip(columns.STEP_READ_COLUMNS, r, strict=True)) for r in steps.fetchall()]
+    step_rows = rows_as_dicts(steps)
     actions = cur.execute(
         f"SELECT {', '.join(columns.ACTION_READ_COLUMNS)} FROM actions "
         "WHERE trajectory_id = ? AND step_index BETWEEN ? AND ? ORDER BY step_index, action_index",
         window,
     )
-    action_rows = [dict(zip(columns.ACTION_READ_COLUMNS, r, strict=True)) for r in actions.fetchall()]
-    return columns.trajectory_from_rows(dict(zip(cols, row, strict=True)), step_rows, action_rows)
+    return columns.trajectory_from_rows(row, step_rows, rows_as_dicts(actions))
 
 
 def commands_of_trajectory(cur: duckdb.DuckDBPyConnection, trajectory_id: str) -> list[str]:
@@ -235,10 +237,9 @@ def get_task(cur: duckdb.DuckDBPyConnection, task_id: str, with_hidden: bool = F
         "verifier_timeout_sec",
         "verifier_allow_changes",
     )
-    row = one(cur, f"SELECT {', '.join(cols)} FROM tasks WHERE task_id = ?", [task_id])
-    if row is None:
+    data = row_as_dict(cur.execute(f"SELECT {', '.join(cols)} FROM tasks WHERE task_id = ?", [task_id]))
+    if data is None:
         return None
-    data = dict(zip(cols, row, strict=True))
     data["tags"] = data["tags"] or []
     data["verifier_allow_changes"] = data["verifier_allow_changes"] or []
     data["cap_add"] = data["cap_add"] or []
