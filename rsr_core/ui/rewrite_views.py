@@ -12,7 +12,7 @@ from rsr_core.analysis.cost import job_costs
 from rsr_core.llm.client import LLMError
 from rsr_core.rewrite.units import RewriteParams
 from rsr_core.sandbox.engine import DockerUnavailable, docker_client
-from rsr_core.sandbox.images import image_exists
+from rsr_core.sandbox.images import base_is_current
 from rsr_core.store import jobs as jobs_sql
 from rsr_core.store.preferences import get_preferences, set_preferences
 from rsr_core.ui.context import DEMO_MODELS, AppServices
@@ -34,6 +34,8 @@ FORM_KEYS = (
     "rounds",
     "gate",
     "workers",
+    "backend",
+    "ray_address",
 )
 
 
@@ -44,10 +46,10 @@ def docker_status(base_image: str) -> tuple[bool, str]:
         client = docker_client()
     except DockerUnavailable as exc:
         return False, f"{exc}"
-    if not image_exists(client, base_image):
+    if not base_is_current(client, base_image):
         return (
             False,
-            f"the sandbox base image {base_image} is missing: build it with `rsr sandbox build-base` "
+            f"the sandbox base image {base_image} is missing or stale: build it with `rsr sandbox build-base` "
             "(or `make base-image`)",
         )
     return True, f"Docker engine answers; base image {base_image} present"
