@@ -25,13 +25,28 @@ class ExportFormatInfo:
 
 
 EXPORT_FORMAT_INFO: tuple[ExportFormatInfo, ...] = (
-    ExportFormatInfo("sft-jsonl", "sft.jsonl", False, "`messages` [{role: system|user|assistant, content}]"),
     ExportFormatInfo(
-        "sharegpt", "sharegpt.jsonl", False, "`conversations` [{from: system|human|gpt, value}]"
+        "sft-jsonl",
+        "sft.jsonl",
+        False,
+        "`messages` [{role: system|user|assistant|tool, content, tool_calls, tool_call_id}]",
     ),
-    ExportFormatInfo("parquet", "parquet", False, "`messages` list<struct<role, content>>"),
+    ExportFormatInfo(
+        "sharegpt",
+        "sharegpt.jsonl",
+        False,
+        "`conversations` [{from: system|human|gpt|function_call|observation, value}]",
+    ),
+    ExportFormatInfo(
+        "parquet", "parquet", False, "`messages` list<struct<role, content, tool_calls, tool_call_id>>"
+    ),
     ExportFormatInfo("atif", "atif", True, None),
-    ExportFormatInfo("hf", "hf", True, "`messages` list<struct<role, content>> (Parquet under `data/`)"),
+    ExportFormatInfo(
+        "hf",
+        "hf",
+        True,
+        "`messages` list<struct<role, content, tool_calls, tool_call_id>> (Parquet under `data/`)",
+    ),
 )
 EXPORT_FORMATS: tuple[str, ...] = tuple(f.name for f in EXPORT_FORMAT_INFO)
 """What `rsr export` writes."""

@@ -23,7 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     s = p.add_subparsers(dest="runbooks_command", metavar="WHAT", required=True)
     ls = s.add_parser("list", help="runbook rounds with status, flags, reviews and executions",
-                      description="List runbook rounds, pending review first when filtered by status.")  # fmt: skip
+                      description="List runbook rounds by task, source, variant and round.")  # fmt: skip
     ls.add_argument("--status", choices=RUNBOOK_STATUSES, help="only rounds with this status")
     ls.add_argument("--task", metavar="ID", help="only this task's runbooks")
     add_db(ls)

@@ -23,8 +23,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     b = s.add_parser(
         "build-base",
         help="build the offline base image rsr-base:bookworm",
-        description="Build rsr-base:bookworm with debootstrap --variant=minbase (python3, "
-        "python3-pytest, tmux, procps) and docker import; the rootfs tarball is cached in RSR_CACHE_DIR.",
+        description="Build rsr-base:bookworm with debootstrap --variant=minbase (python3, python3-pytest, tmux, "
+        "procps and text tools: bc, dc, ed, jq, openssl, xxd, xz-utils, bzip2, bsdextrautils) and docker import; "
+        "the rootfs tarball is cached in RSR_CACHE_DIR.",
     )
     b.add_argument("--force", action="store_true", help="rebuild even when the image or tarball exists")
     b.set_defaults(handler=build_base)

@@ -28,7 +28,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     c = stats_sub.add_parser(
         "coverage",
         help="tasks solved per harness, union, gain over the best single",
-        description="A task is solved by a harness iff one of its discovery runs there has reward >= 1.0.",
+        description="A task is solved by a harness iff one of its discovery runs there has reward >= 1.0 and did "
+        "not tamper with the verifier.",
     )
     add_db(c)
     add_json(c)

@@ -7,6 +7,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from rsr_core.errors import RsrError
 from rsr_core.formats.terminus import ProtocolError, extract_json_object
 from rsr_core.harness.context import fit_request
 from rsr_core.protocols import LLM, Completion
@@ -14,7 +15,7 @@ from rsr_core.protocols import LLM, Completion
 M = TypeVar("M", bound=BaseModel)
 
 
-class ModelOutputError(RuntimeError):
+class ModelOutputError(RsrError):
     """The model did not produce valid JSON after the retries."""
 
 
