@@ -13,9 +13,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from rsr_core.export import schema
-from rsr_core.export.messages import training_steps
 from rsr_core.export.schema import Conversation
 from rsr_core.formats.atif_write import relative_path, trajectory_document
+from rsr_core.formats.training import training_steps
 from rsr_core.models import Review, Trajectory, TransferVerdict
 from rsr_core.outputs import AtomicDir, AtomicFile, OutputError
 

@@ -39,6 +39,6 @@ def plain(messages: list[dict]) -> list[dict[str, str]]:
 
 def sft_messages(trajectory, instruction=None):
     """The messages of a trajectory's training row ([] when it makes none)."""
-    from rsr_core.export.messages import training_row
+    from rsr_core.formats.training import training_row
 
     return training_row(trajectory, instruction)[0]

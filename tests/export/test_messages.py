@@ -8,8 +8,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from rsr_core.export import export
-from rsr_core.export.messages import training_steps
 from rsr_core.formats.terminus import parse_terminus
+from rsr_core.formats.training import training_steps
 from rsr_core.models import Step, Trajectory
 from rsr_core.store import Store
 from tests.export.chat_rules import plain, sft_messages

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rsr_core.export.messages import terminus_json
+from rsr_core.formats.training import terminus_json
 from rsr_core.store import Store, export_stream
 from tests.export.corpus import trajectory
 

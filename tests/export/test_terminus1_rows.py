@@ -10,8 +10,8 @@ from pathlib import Path
 
 import jsonschema
 
-from rsr_core.export.messages import training_row
 from rsr_core.formats.terminus1 import is_terminus1_answer
+from rsr_core.formats.training import training_row
 from rsr_core.models import Command, Step, Trajectory
 
 _SCRIPT = Path(sys.executable).with_name("rsr")

@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from rsr_core.export import ExportFilters, export, preview
-from rsr_core.export.messages import NO_OUTPUT, training_row
+from rsr_core.formats.training import NO_OUTPUT, training_row
 from rsr_core.models import ChangedPath, Command, Step, Trajectory
 from rsr_core.store import Store
 from tests.export.chat_rules import chat_problems
