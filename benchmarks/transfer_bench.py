@@ -1,7 +1,8 @@
-"""Answer transfer: flagged share of transfer forms and of honest runs (benchmarks/transfer_forms.py), by stage,
-and what the replay costs per execution.
+"""Answer transfer: flagged share of transfer forms and of honest runs, by stage, and what the replay costs per
+execution. `--set tuned` (the default) measures benchmarks/transfer_forms.py, the cases the checks were built on
+(tests/rewrite/ use them too); `--set heldout` measures benchmarks/transfer_heldout.py, written afterwards.
 
-    .venv/bin/python benchmarks/transfer_bench.py [--fresh 5] [--write]
+    .venv/bin/python benchmarks/transfer_bench.py [--fresh 5] [--set tuned|heldout] [--write]
 
 Every case is read by the static stage; the ones it does not flag are replayed. The forms are replayed one after
 another in one sandbox on the base image (replay.replay_in): each replay's files, every file it wrote and every
@@ -22,15 +23,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks import transfer_forms, transfer_heldout  # noqa: E402
 from benchmarks.results import replace_sections  # noqa: E402
-from benchmarks.transfer_forms import (  # noqa: E402
-    HONEST,
-    RUNBOOK,
-    SOURCE,
-    TRANSFER,
-    rewrite_of,
-    task_with_tests,
-)
+from benchmarks.transfer_forms import RUNBOOK, SOURCE, rewrite_of, task_with_tests  # noqa: E402
 from rsr_core.sandbox.engine import docker_client  # noqa: E402
 from rsr_core.sandbox.provider import DockerSandboxProvider  # noqa: E402
 from rsr_core.settings import Settings  # noqa: E402
@@ -60,7 +55,15 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--fresh", type=int, default=5, help="cases replayed each in a new sandbox")
     ap.add_argument("--write", action="store_true", help="write the section into benchmarks/RESULTS.md")
+    ap.add_argument(
+        "--set",
+        choices=("tuned", "heldout"),
+        default="tuned",
+        help="the forms the checks were built on (transfer_forms.py), or the set written after (transfer_heldout.py)",
+    )
     args = ap.parse_args()
+    cases = transfer_forms if args.set == "tuned" else transfer_heldout
+    TRANSFER, HONEST = cases.TRANSFER, cases.HONEST
     provider = DockerSandboxProvider(docker_client(), Settings.from_env())
     limits = ReplayLimits()
     started = time.monotonic()
@@ -87,10 +90,17 @@ def main() -> None:
     replay_forms = [r for r in forms if r["stage"] == "replay"]
     missed = [r["name"] for r in forms if not r["stage"]]
     replays = [r["replay_s"] for r in forms + honest if "replay_s" in r]
-    say("## Answer transfer\n")
+    title = "Answer transfer" if args.set == "tuned" else "Answer transfer, held-out set"
+    say(f"## {title}\n")
     say(
-        f"`.venv/bin/python benchmarks/transfer_bench.py --fresh {args.fresh} --write` — the forms and honest runs "
-        "of benchmarks/transfer_forms.py (none taken from the issue), read by the static stage; those it does not "
+        f"`.venv/bin/python benchmarks/transfer_bench.py --fresh {args.fresh} --set {args.set} --write` — the forms "
+        f"and honest runs of benchmarks/{cases.__name__.rsplit('.', 1)[-1]}.py "
+        + (
+            "(none taken from the issue"
+            if args.set == "tuned"
+            else "(written after the checks, measured as they came out"
+        )
+        + "), read by the static stage; those it does not "
         "flag replayed one after another in one sandbox on the base image (each replay's own files, the files it "
         "wrote and the processes it left are removed before the next; the cases write distinct names), so the "
         "machine runs one container instead of one per case.\n"
@@ -118,7 +128,7 @@ def main() -> None:
     text = "\n".join(lines) + "\n"
     sys.stdout.write(text)
     if args.write:
-        replace_sections(ROOT / "benchmarks" / "RESULTS.md", {"Answer transfer": text})
+        replace_sections(ROOT / "benchmarks" / "RESULTS.md", {title: text})
 
 
 if __name__ == "__main__":
