@@ -98,25 +98,52 @@ def funnel(cur: duckdb.DuckDBPyConnection) -> dict[str, Any]:
     return pipeline.funnel(cur)
 
 
-def median_pairs(cur: duckdb.DuckDBPyConnection, metric: str, task_ids: list[str]) -> pd.DataFrame:
-    """Per task (of `task_ids`) and relation (same / cross runbook), the stored pair whose `metric` score is
-    closest to the median of that box: group (the task), relation, trajectory_a, trajectory_b, value. The
-    Similarity page names it on hover and opens it on a click."""
+_MEDIAN_PAIRS = """
+WITH p AS ({source}),
+m AS (SELECT grp, relation, quantile_cont(value, 0.5) AS median FROM p GROUP BY ALL)
+SELECT p.grp AS "group", p.relation,
+       arg_min(p.trajectory_a, (abs(p.value - m.median), p.trajectory_a, p.trajectory_b)) AS trajectory_a,
+       arg_min(p.trajectory_b, (abs(p.value - m.median), p.trajectory_a, p.trajectory_b)) AS trajectory_b,
+       arg_min(p.value, (abs(p.value - m.median), p.trajectory_a, p.trajectory_b)) AS value
+FROM p JOIN m USING (grp, relation) GROUP BY ALL ORDER BY ALL
+"""
+_RELATION = "CASE WHEN p.same_runbook THEN 'same' ELSE 'cross' END AS relation"
+
+
+def _metric(metric: str) -> str:
     if metric not in SIMILARITY_METRICS:
         raise ValueError(f"unknown metric {metric!r}")
-    ids = pa.table({"task_id": pa.array(task_ids, pa.string())})
+    return f'p."{metric}"'
+
+
+def median_pairs(
+    cur: duckdb.DuckDBPyConnection, metric: str, task_ids: list[str] | None = None, by: str = "task_id"
+) -> pd.DataFrame:
+    """Per group — a task (of `task_ids`) or, with `by="category"`, a task category — and relation (same /
+    cross runbook), the stored pair whose `metric` score is closest to the median of that box: group,
+    relation, trajectory_a, trajectory_b, value. The Similarity page names it on hover and opens it on a
+    click."""
+    value = _metric(metric)
+    if by == "category":
+        source = (
+            f"SELECT coalesce(k.category, '(none)') AS grp, {_RELATION}, p.trajectory_a, p.trajectory_b, "
+            f"{value} AS value FROM similarity_pairs p LEFT JOIN tasks k USING (task_id)"
+        )
+        return cur.execute(_MEDIAN_PAIRS.format(source=source)).fetch_df()
+    ids = pa.table({"task_id": pa.array(task_ids or [], pa.string())})
     with registered(cur, "_median_tasks", ids):
-        return cur.execute(
-            f"""
-        WITH p AS (
-            SELECT p.task_id, CASE WHEN p.same_runbook THEN 'same' ELSE 'cross' END AS relation,
-                   p.trajectory_a, p.trajectory_b, p."{metric}" AS value
-            FROM similarity_pairs p SEMI JOIN _median_tasks USING (task_id)
-        ), m AS (SELECT task_id, relation, quantile_cont(value, 0.5) AS median FROM p GROUP BY ALL)
-        SELECT p.task_id AS "group", p.relation,
-               arg_min(p.trajectory_a, (abs(p.value - m.median), p.trajectory_a, p.trajectory_b)) AS trajectory_a,
-               arg_min(p.trajectory_b, (abs(p.value - m.median), p.trajectory_a, p.trajectory_b)) AS trajectory_b,
-               arg_min(p.value, (abs(p.value - m.median), p.trajectory_a, p.trajectory_b)) AS value
-        FROM p JOIN m USING (task_id, relation) GROUP BY ALL ORDER BY ALL
-        """
-        ).fetch_df()
+        source = (
+            f"SELECT p.task_id AS grp, {_RELATION}, p.trajectory_a, p.trajectory_b, {value} AS value "
+            "FROM similarity_pairs p SEMI JOIN _median_tasks USING (task_id)"
+        )
+        return cur.execute(_MEDIAN_PAIRS.format(source=source)).fetch_df()
+
+
+def median_pairs_of_metrics(cur: duckdb.DuckDBPyConnection, metrics: list[str]) -> pd.DataFrame:
+    """Per metric (the group) and relation, over every stored pair, the pair closest to that box's median."""
+    source = " UNION ALL ".join(
+        f"SELECT '{m}' AS grp, {_RELATION}, p.trajectory_a, p.trajectory_b, {_metric(m)} AS value "
+        "FROM similarity_pairs p"
+        for m in metrics
+    )
+    return cur.execute(_MEDIAN_PAIRS.format(source=source)).fetch_df()

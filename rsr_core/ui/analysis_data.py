@@ -90,6 +90,18 @@ def median_pairs(cur: Cursor, metric: str, task_ids: tuple[str, ...]) -> pd.Data
 
 
 @cached_by(scores_version)
+def category_median_pairs(cur: Cursor, metric: str) -> pd.DataFrame:
+    """Per task category and relation, the stored pair closest to the box's median."""
+    return analysis_queries.median_pairs(cur, metric, by="category")
+
+
+@cached_by(scores_version)
+def metric_median_pairs(cur: Cursor, metrics: tuple[str, ...]) -> pd.DataFrame:
+    """Per metric and relation, over every stored pair, the pair closest to the box's median."""
+    return analysis_queries.median_pairs_of_metrics(cur, list(metrics))
+
+
+@cached_by(scores_version)
 def heatmap_pairs(cur: Cursor, task_id: str, metric: str) -> tuple[pd.DataFrame, int]:
     """One task's pairs for the heatmap (among at most HEATMAP_TRAJECTORIES of its trajectories, a seeded
     sample) and how many trajectories the task has."""

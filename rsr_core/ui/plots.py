@@ -184,10 +184,15 @@ def distribution(
     return _violin(stats, title, x_title) if shape == "violin" else _box(stats, title, x_title, medians)
 
 
-def by_metric(stats: pd.DataFrame, shape: Shape = "box") -> Figure:
-    """Same vs cross distribution per metric (group = metric, shown by its label)."""
-    labelled = stats.assign(group=stats["group"].map(lambda m: METRIC_LABELS.get(m, m)))
-    return distribution(labelled, shape, "Same- vs cross-runbook similarity", "metric")
+def by_metric(stats: pd.DataFrame, shape: Shape = "box", medians: pd.DataFrame | None = None) -> Figure:
+    """Same vs cross distribution per metric (group = metric, shown by its label); a box's median marker opens
+    its median pair."""
+
+    def labelled(frame: pd.DataFrame) -> pd.DataFrame:
+        return frame.assign(group=frame["group"].map(lambda m: METRIC_LABELS.get(m, m)))
+
+    named = labelled(medians) if medians is not None and not medians.empty else medians
+    return distribution(labelled(stats), shape, "Same- vs cross-runbook similarity", "metric", named)
 
 
 def by_task(
@@ -197,9 +202,12 @@ def by_task(
     return distribution(stats, shape, f"{METRIC_LABELS[metric]} per task", "task", medians)
 
 
-def by_category(stats: pd.DataFrame, metric: str, shape: Shape = "box") -> Figure:
-    """Same vs cross distribution of one metric per task category."""
-    return distribution(stats, shape, f"{METRIC_LABELS[metric]} per category", "category")
+def by_category(
+    stats: pd.DataFrame, metric: str, shape: Shape = "box", medians: pd.DataFrame | None = None
+) -> Figure:
+    """Same vs cross distribution of one metric per task category; a box's median marker opens its median
+    pair."""
+    return distribution(stats, shape, f"{METRIC_LABELS[metric]} per category", "category", medians)
 
 
 def heatmap(pairs: pd.DataFrame, metric: str, task_id: str) -> Figure:

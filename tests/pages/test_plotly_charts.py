@@ -132,6 +132,46 @@ def test_per_task_boxes_name_their_median_pair_and_open_it(scored):
     assert not at.exception and at.title[0].value == "Trajectories" and at.query_params["compare"] == [a, b]
 
 
+@pytest.mark.parametrize(
+    ("view", "key", "group_sql"),
+    [
+        ("by metric", "sim_chart_metric", None),
+        ("per category", "sim_chart_category", "coalesce(k.category, '(none)')"),
+    ],
+)
+def test_metric_and_category_boxes_name_their_median_pair_and_open_it(scored, view, key, group_sql):
+    at = _in_studio("similarity")
+    at.radio(key="sim_view").set_value(view).run()
+    (figure,) = chart_figures(at)
+    medians = [t for t in figure["data"] if t["type"] == "scatter"]
+    assert {t["name"] for t in medians} == {"same-runbook", "cross-runbook"}
+    labels = {plots.METRIC_LABELS[m]: m for m in plots.METRIC_LABELS}
+    checked = 0
+    for marker in medians:
+        relation = marker["name"] == "same-runbook"
+        for text in marker["hovertext"]:
+            group = text.split(" · ")[0].split(" ", 1)[1]
+            a, b = text.split("median pair ")[1].removesuffix(" (click to open)").split(" × ")
+            if group_sql is None:  # one metric over every pair
+                metric, where, params = labels[group], "", []
+            else:  # the page's default metric, the pairs of one category
+                metric, where, params = "exact", f"AND {group_sql} = ?", [group]
+            sql = (
+                f"SELECT p.trajectory_a, p.trajectory_b, p.{metric} FROM similarity_pairs p "
+                f"LEFT JOIN tasks k USING (task_id) WHERE p.same_runbook = ? {where}"
+            )
+            scores = _stored(sql, relation, *params)
+            values = pd.Series([v for *_, v in scores])
+            chosen = next(v for x, y, v in scores if (x, y) == (a, b))
+            assert abs(chosen - values.median()) == min(abs(values - values.median())), (group, relation)
+            checked += 1
+    assert checked >= 2
+    text = medians[0]["hovertext"][0]
+    a, b = text.split("median pair ")[1].removesuffix(" (click to open)").split(" × ")
+    at = _select(at, key, [{"customdata": medians[0]["customdata"][0], "point_index": 0}])
+    assert not at.exception and at.title[0].value == "Trajectories" and at.query_params["compare"] == [a, b]
+
+
 def _numbers(values) -> list:
     """A figure's numbers as plotly sends them: a list, or a typed array in base64."""
     if isinstance(values, dict):

@@ -7,10 +7,11 @@ from rsr_core.analysis.pair_metrics import METRICS
 from rsr_core.ui import analysis_data as sim
 from rsr_core.ui import plots
 from rsr_core.ui.grid import table
-from rsr_core.ui.plot_view import draw, draw_opening_pairs
+from rsr_core.ui.plot_view import draw_opening_pairs
 from rsr_core.ui.widgets import app_services, md_escape, require_data, scripted_banner, select_in_popover
 
 VIEWS = ("by metric", "per task", "per category", "pairwise heatmap of one task")
+HOVER_HINT = "Hover a box for its figures and its median pair; click its median line to open that pair."
 
 
 @st.fragment(run_every=1.0)
@@ -54,7 +55,11 @@ if require_data(ctx):
     # One chart at a time: drawing charts is most of what this page costs in the browser.
     view = st.radio("view", VIEWS, horizontal=True, key="sim_view")
     if view == VIEWS[0]:
-        draw(plots.by_metric(sim.metric_stats(ctx, tuple(chosen)), shape), key="sim_chart_metric")
+        medians = sim.metric_median_pairs(ctx, tuple(chosen)) if shape == "box" else None
+        if shape == "box":
+            st.caption(HOVER_HINT)
+        figure = plots.by_metric(sim.metric_stats(ctx, tuple(chosen)), shape, medians)
+        draw_opening_pairs(figure, key="sim_chart_metric")
         st.stop()
     metric = st.selectbox("metric", chosen, key="sim_metric")
     counts = sim.task_pairs(ctx)
@@ -66,13 +71,15 @@ if require_data(ctx):
             tasks = st.multiselect("tasks", ids, ids[:20], key="sim_tasks")
         stats = sim.grouped_stats(ctx, metric, "task_id", tuple(tasks))
         medians = sim.median_pairs(ctx, metric, tuple(tasks)) if shape == "box" else None
-        st.caption(
-            "Hover a box for its figures and its median pair; click its median line to open that pair."
-        )
+        if shape == "box":
+            st.caption(HOVER_HINT)
         draw_opening_pairs(plots.by_task(stats, metric, shape, medians), key="sim_chart_task")
     elif view == VIEWS[2]:
         stats = sim.grouped_stats(ctx, metric, "category")
-        draw(plots.by_category(stats, metric, shape), key="sim_chart_category")
+        medians = sim.category_median_pairs(ctx, metric) if shape == "box" else None
+        if shape == "box":
+            st.caption(HOVER_HINT)
+        draw_opening_pairs(plots.by_category(stats, metric, shape, medians), key="sim_chart_category")
     else:
         task = select_in_popover(
             st, "task (its pairs grouped by runbook)", sorted(ids), "sim_task", name="task", width="content"
