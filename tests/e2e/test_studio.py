@@ -675,8 +675,12 @@ def _heatmap(page) -> dict:
     shown(page, "pairwise heatmap of one task")
     page.get_by_text("pairwise heatmap of one task").click()
     page.wait_for_function(HEATMAP, timeout=TIMEOUT_MS)
-    page.locator(".js-plotly-plot").last.scroll_into_view_if_needed()
-    return page.evaluate(HEATMAP)
+    # Scrolled from the page's own script: a rerun may have replaced the chart's element since it was found.
+    page.evaluate(
+        "() => [...document.querySelectorAll('.js-plotly-plot')].pop().scrollIntoView({block: 'center'})"
+    )
+    page.wait_for_timeout(200)  # the scroll settles before the cells' positions are read
+    return page.wait_for_function(HEATMAP, timeout=TIMEOUT_MS).json_value()
 
 
 def test_similarity_heatmap_draws_every_stored_pair_of_the_task_in_both_halves(studio, page):
