@@ -100,6 +100,21 @@ def _check_job(job: Path, harness: str, rows: list[dict], trials: int) -> None:
         assert asked and all(not a.startswith("Are you sure") and "terminal" in a for a in asked)
 
 
+def _check_jobs(
+    root: Path, jobs: dict[str, Path], trials: dict[str, int], harbor_check, harbor_traces
+) -> None:
+    """harbor's models validate every job dir, and its trace export of the root reads each harness's trials (one
+    run of each tool over all of them: harbor's start-up is most of what a run costs)."""
+    checked = harbor_check(*jobs.values())
+    assert checked["errors"] == []
+    total = sum(trials.values())
+    assert checked["checked"] == {"trial_result": total, "job_result": len(jobs), "trajectory": total}
+    rows = harbor_traces(root)
+    assert {r["agent"] for r in rows} == set(jobs)
+    for harness, job in jobs.items():
+        _check_job(job, harness, [r for r in rows if r["agent"] == harness], trials[harness])
+
+
 def _assert_read_back(stored: dict[str, Trajectory], out: Path) -> None:
     """`rsr ingest` of the job dirs gives every run back with its harness, steps and training rows."""
     again = Store(":memory:")
@@ -125,16 +140,17 @@ def test_demo_runs_of_every_harness_written_by_us_are_read_by_harbor(harbor_trac
     assert {t.harness for t in stored.values()} == set(HARNESSES)
     assert any(s.harness_control and s.source == "user" for t in stored.values() for s in t.steps)
     out = tmp_path / "jobs"
+    counts = {}
     for harness in HARNESSES:
         job = out / f"demo__{harness}"
         trials = sorted((t for t in stored.values() if t.harness == harness), key=lambda t: t.trajectory_id)
         for i, traj in enumerate(trials):
             write_trial(job, traj, traj.task_id or "no-task", f"{traj.task_id}__run{i}")
         write_job_result(job, trials)
-        checked = harbor_check(job)
-        assert checked["errors"] == []
-        assert checked["checked"] == {"trial_result": len(trials), "job_result": 1, "trajectory": len(trials)}
-        _check_job(job, harness, harbor_traces(job), len(trials))
+        counts[harness] = len(trials)
+    _check_jobs(
+        out, {harness: out / f"demo__{harness}" for harness in HARNESSES}, counts, harbor_check, harbor_traces
+    )
     _assert_read_back(stored, out)
 
 
@@ -210,9 +226,5 @@ def test_rsr_discover_job_dirs_of_every_harness_are_read_by_harbor(
     assert all(any(s.harness_control for s in t.steps) for t in stored.values() if t is not None)
     jobs = {job.name.split("__")[-2]: job for job in out.iterdir()}
     assert sorted(jobs) == sorted(HARNESSES)
-    for harness, job in jobs.items():
-        checked = harbor_check(job)
-        assert checked["errors"] == []
-        assert checked["checked"] == {"trial_result": 1, "job_result": 1, "trajectory": 1}
-        _check_job(job, harness, harbor_traces(job), 1)
+    _check_jobs(out, jobs, dict.fromkeys(HARNESSES, 1), harbor_check, harbor_traces)
     _assert_read_back({tid: t for tid, t in stored.items() if t is not None}, out)
