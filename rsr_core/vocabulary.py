@@ -112,8 +112,8 @@ LEFT_OUT: tuple[LeftOutReason, ...] = (
     LeftOutReason(
         "answer_transfer",
         "answer transfer",
-        "answer transfer found",
-        "rewrite used a value it could not derive (answer transfer)",
+        "answer transfer found by reading the commands (or by the model check)",
+        "the commands spell a value the run could not derive, or the model check says so (answer transfer)",
     ),
     LeftOutReason(
         "answer_transfer_replay",
