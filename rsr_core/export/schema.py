@@ -14,7 +14,7 @@ OpenAI's {id, type, function {name, arguments}} with `arguments` a JSON string) 
 value whose shape varies from tool to tool is text, so every row has the same types. The one exception is
 forced by JSON: a list empty in every row of a file has no element type (`datasets` loads it as a list of
 nulls), so an export holding no tool call at all types `tool_calls` that way in every format and in its card
-(`untyped_calls`) — a JSONL and a Parquet export of the same rows then load alike and concatenate as they are,
+(`UNTYPED_CALLS`) — a JSONL and a Parquet export of the same rows then load alike and concatenate as they are,
 and such a dataset takes an export with calls after `cast` to the other's features.
 """
 
@@ -113,20 +113,6 @@ def arrow_schema(conversation: Conversation = "messages", calls: bool = True) ->
 def has_calls(messages: list[dict[str, Any]]) -> bool:
     """Does a row's conversation hold a tool call?"""
     return any(m.get("tool_calls") for m in messages)
-
-
-def untyped_calls(table: pa.Table) -> pa.Table:
-    """Rows with no tool call, `tool_calls` retyped to a list of nulls (every one of those lists is empty)."""
-    column = table.column("messages").combine_chunks()
-    turns = column.values
-    n = len(turns)
-    empty = pa.ListArray.from_arrays(pa.array([0] * (n + 1), pa.int32()), pa.nulls(0))
-    fields = [turns.field(i) for i in range(turns.type.num_fields)]
-    names = [turns.type.field(i).name for i in range(turns.type.num_fields)]
-    fields[names.index("tool_calls")] = empty
-    retyped = pa.ListArray.from_arrays(column.offsets, pa.StructArray.from_arrays(fields, names=names))
-    target = arrow_schema("messages", calls=False)
-    return table.set_column(0, target.field("messages"), retyped).cast(target)
 
 
 def _yaml_field(name: str, dtype: pa.DataType, indent: str) -> list[str]:

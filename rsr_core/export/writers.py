@@ -100,14 +100,15 @@ class JsonlWriter(_FileWriter):
         super().close()
 
 
-PARQUET_SCHEMA = schema.arrow_schema("messages")
 ROW_GROUP_BYTES = 64 << 20
 """A row group is written at this much text, whatever its rows: `string` offsets are 32-bit, so one column chunk
 must stay under 2 GiB (long observations make a thousand rows far more than a thousand small ones)."""
 
 
 class _ParquetRows:
-    """Rows of the schema to an open binary file at `path`, one row group at a time."""
+    """Rows of the schema to an open binary file at `path`, one row group at a time. Written with `tool_calls`
+    typed as JSON loads an export without a call (rsr_core/export/schema.py) until a row holds one: then what
+    was written is copied, cast to the declared type of calls, into a file that replaces this one at `close`."""
 
     def __init__(self, handle: IO[Any], path: Path, row_group_rows: int):
         self.row_group_rows = row_group_rows
@@ -115,41 +116,50 @@ class _ParquetRows:
         self.buffer: list[dict[str, Any]] = []
         self.size = 0
         self.calls = False
-        self.pq = pq.ParquetWriter(handle, PARQUET_SCHEMA, compression="zstd")
+        self.schema = schema.arrow_schema(calls=False)
+        self.pq = pq.ParquetWriter(handle, self.schema, compression="zstd")
+        self.typed: AtomicFile | None = None
 
     def write(self, trajectory: Trajectory, messages: list[dict[str, str]]) -> None:
+        if not self.calls and schema.has_calls(messages):
+            self._type_calls()
         self.buffer.append(schema.row(trajectory, messages))
-        self.calls = self.calls or schema.has_calls(messages)
         self.size += sum(len(m["content"]) for m in messages)
         if len(self.buffer) >= self.row_group_rows or self.size >= ROW_GROUP_BYTES:
             self.flush()
 
-    def flush(self) -> None:
-        if self.buffer:
-            self.pq.write_table(pa.Table.from_pylist(self.buffer, schema=PARQUET_SCHEMA))
-            self.buffer, self.size = [], 0
-
-    def close(self) -> None:
-        """Write the last row group and the footer; with no tool call written, `tool_calls` is retyped as JSON
-        loads it (rsr_core/export/schema.py), row group by row group into a file that replaces this one."""
+    def _type_calls(self) -> None:
+        """The first row with a tool call: go on in a file whose `tool_calls` are OpenAI's calls."""
         self.flush()
         self.pq.close()
         if not self.handle.closed:
             self.handle.flush()
-        if self.calls:
-            return
-        retyped = AtomicFile(self.path, force=True, binary=True)
+        self.calls, self.schema = True, schema.arrow_schema()
+        self.typed = AtomicFile(self.path, force=True, binary=True)
+        self.pq = pq.ParquetWriter(self.typed.handle, self.schema, compression="zstd")
+        with pq.ParquetFile(self.path) as written:
+            for i in range(written.num_row_groups):
+                self.pq.write_table(written.read_row_group(i).cast(self.schema))
+
+    def flush(self) -> None:
+        if self.buffer:
+            self.pq.write_table(pa.Table.from_pylist(self.buffer, schema=self.schema))
+            self.buffer, self.size = [], 0
+
+    def close(self) -> None:
+        """Write the last row group and the footer (and put the file with typed calls in place)."""
+        self.flush()
+        self.pq.close()
+        if self.typed is not None:
+            self.typed.commit()
+
+    def abort(self) -> None:
+        """Stop writing; remove the file with typed calls, if any (the caller removes its own)."""
         try:
-            source = pq.ParquetFile(self.path)
-            target = pq.ParquetWriter(retyped.handle, schema.arrow_schema(calls=False), compression="zstd")
-            for i in range(source.num_row_groups):
-                target.write_table(schema.untyped_calls(source.read_row_group(i)))
-            target.close()
-            source.close()
-        except BaseException:
-            retyped.abort()
-            raise
-        retyped.commit()
+            self.pq.close()
+        finally:
+            if self.typed is not None:
+                self.typed.abort()
 
 
 class ParquetRowWriter(_FileWriter):
@@ -176,7 +186,7 @@ class ParquetRowWriter(_FileWriter):
     def abort(self) -> None:
         """Remove what was written."""
         try:
-            self.rows.pq.close()
+            self.rows.abort()
         finally:
             super().abort()
 
@@ -226,7 +236,7 @@ class HfDirWriter:
     def abort(self) -> None:
         """Remove what was written."""
         try:
-            self.rows.pq.close()
+            self.rows.abort()
             self.handle.close()
         finally:
             self.dir.abort()
