@@ -20,7 +20,7 @@ import duckdb
 
 from rsr_core.errors import RsrError
 from rsr_core.jobs.backends import ThreadBackend
-from rsr_core.jobs.control import runner_alive as runner_alive
+from rsr_core.jobs.control import runner_alive
 from rsr_core.jobs.discovery import DiscoverParams
 from rsr_core.models import CriticFlag, Runbook, Trajectory, TransferVerdict
 from rsr_core.protocols import LLM, Backend, SandboxProvider

@@ -86,9 +86,8 @@ class DockerSandbox:
         verifier: Callable[..., Verification] | None = None,
     ):
         self.client = client
-        self.verifier = (
-            verifier  # the check `verify` runs (the provider gives rsr_core/sandbox/verification.py's)
-        )
+        # The check `verify` runs (the provider gives rsr_core/sandbox/verification.py's).
+        self.verifier = verifier
         self.snapshot_image = snapshot_image
         self.image = image
         self.limits = limits

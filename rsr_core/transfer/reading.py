@@ -173,10 +173,12 @@ def replay_evidence(reading: StaticReading, result: ReplayResult, min_len: int =
     evidence: list[str] = []
     flagged: set[str] = set()
     last = max(reading.seen_before, default=0)
-    for em in sorted(result.emissions, key=lambda e: e.step):
+    emissions = sorted(result.emissions, key=lambda e: e.step)
+    texts = [screen_text(e.text) for e in emissions]
+    for em, text in zip(emissions, texts, strict=True):
         before = reading.seen[: reading.seen_before.get(em.step, len(reading.seen))]
         typed = reading.typed_through.get(em.step, reading.typed_through.get(last, ""))
-        text = screen_text(em.text)
+        made: str | None = None  # what the replay produced before this step, joined once it is needed
         where_out = em.how if em.how.startswith("written") else em.how + " by the commands"
         found = sorted(tokens(text, min_len), key=len, reverse=True)
         for tok in found:
@@ -189,13 +191,16 @@ def replay_evidence(reading: StaticReading, result: ReplayResult, min_len: int =
             ):
                 continue
             places = reading.hidden.where(low)
+            if not places:
+                continue
             # What the base image prints by itself (a version, a listing) and the run's own screen showed at that
             # step is no answer when only the source run shows it too; a value of the tests, the solution or the
             # runbook stays evidence however it came out.
             if places == ["the source run"] and low in reading.observed.get(em.step, ""):
                 continue
-            made = " ".join(screen_text(e.text).lower() for e in result.emissions if e.step < em.step)
-            if places and not _shown_in_pieces(low, before, min_len, made):
+            if made is None:
+                made = " ".join(t.lower() for e, t in zip(emissions, texts, strict=True) if e.step < em.step)
+            if not _shown_in_pieces(low, before, min_len, made):
                 flagged.add(low)
                 shown = tok if len(tok) <= MAX_SHOWN else tok[: MAX_SHOWN - 1] + "…"
                 evidence.append(

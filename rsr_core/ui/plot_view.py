@@ -13,6 +13,7 @@ from typing import Any, Literal
 import plotly.graph_objects as go
 import streamlit as st
 
+from rsr_core.ui.navigation import PAGES
 from rsr_core.ui.plots import Figure
 
 Width = Literal["stretch", "content"]
@@ -59,6 +60,4 @@ def draw_opening_pairs(figure: Figure, *, key: str, width: Width = "stretch") ->
 
 def open_pair(a: str, b: str) -> None:
     """Open trajectories `a` and `b` side by side (the Trajectories page's `?compare=A&compare=B`)."""
-    from rsr_core.ui.navigation import PAGES
-
     st.switch_page(PAGES / "trajectories.py", query_params={"compare": [a, b]})
