@@ -63,7 +63,7 @@ app: venv demo-db
 ## (the lock), each with the wheel installed in a fresh venv (scripts/test_pythons.sh)
 test: venv pythons docker base-image chromium compiler
 	$(call timed,check,$(MAKE) --no-print-directory check)
-	$(call timed,pytest,$(BIN)/pytest -q -n 2 --dist loadscope)
+	$(call timed,pytest,$(BIN)/pytest -q -n 2 --dist loadscope --no-loadscope-reorder)
 	$(call timed,other Pythons,scripts/test_pythons.sh)
 
 ## Refresh constraints.txt from a fresh resolution of pyproject.toml (with dev and ray) for Python 3.11, every package

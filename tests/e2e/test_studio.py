@@ -683,6 +683,29 @@ def _heatmap(page) -> dict:
     return page.wait_for_function(HEATMAP, timeout=TIMEOUT_MS).json_value()
 
 
+def _hover(page, key: tuple[str, str], text: str) -> dict:
+    """Hover the cell `key` (row, column) until the hover label shows `text`; the cell as drawn then. The
+    pointer leaves and comes back on each try: a chart drawn again under a resting pointer shows no label."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    deadline = time.monotonic() + TIMEOUT_MS / 1000
+    while True:
+        cells = page.wait_for_function(HEATMAP, timeout=TIMEOUT_MS).json_value()["cells"]
+        cell = next(c for c in cells if (c["row"], c["column"]) == key)
+        page.mouse.move(0, 0)
+        page.mouse.move(cell["px"], cell["py"])
+        try:
+            page.wait_for_function(
+                "(t) => (document.querySelector('.hoverlayer') || {textContent: ''}).textContent.includes(t)",
+                arg=text,
+                timeout=3000,
+            )
+            return cell
+        except PlaywrightTimeout:
+            if time.monotonic() > deadline:
+                raise
+
+
 def test_similarity_heatmap_draws_every_stored_pair_of_the_task_in_both_halves(studio, page):
     """The heatmap (a plotly figure: a square marker per cell, hover naming its row and column) draws one cell per
     stored pair and its mirror, each of a visible size, with the stored score."""
@@ -705,14 +728,9 @@ def test_clicking_a_heatmap_cell_opens_that_pair_side_by_side(studio, page):
     """A real click on a cell of the heatmap opens the Trajectories page with that pair side by side."""
     page.goto(f"{studio.url}/similarity")
     drawn = _heatmap(page)
-    cell = min(drawn["cells"], key=lambda c: c["px"] + c["py"])  # in the window after the scroll
-    row, column = cell["row"].split(" · ")[-1], cell["column"].split(" · ")[-1]
-    page.mouse.move(cell["px"], cell["py"])
-    page.wait_for_function(  # hover names the pair
-        "(id) => (document.querySelector('.hoverlayer') || {textContent: ''}).textContent.includes(id)",
-        arg=column,
-        timeout=TIMEOUT_MS,
-    )
+    first = min(drawn["cells"], key=lambda c: c["px"] + c["py"])  # in the window after the scroll
+    row, column = first["row"].split(" · ")[-1], first["column"].split(" · ")[-1]
+    cell = _hover(page, (first["row"], first["column"]), column)  # hover names the pair
     page.mouse.click(cell["px"], cell["py"])
     page.wait_for_url("**/trajectories?compare=*", timeout=TIMEOUT_MS)
     body = shown(page, "back to the list")
