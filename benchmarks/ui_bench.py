@@ -7,11 +7,16 @@ A working copy of the database gets 2,000 runbook rounds with critic flags and r
 work units, one of them a rewrite of the whole corpus (benchmarks/ui_fixture.py);
 `streamlit run app.py` serves it and headless Debian chromium (Playwright) drives it. Every figure is the median
 of --reps repetitions, in ms from the action (or navigation start) until the run it caused has rendered and the
-DOM has rested; the floor is a one-button app's click and page load, sampled right after every sample of a
-measurement: "× floor" divides by the floor's median over the whole run, "× floor beside" by the median of the
-floor samples taken beside that measurement's own (other work on the machine's shared cores comes and goes over
-the minutes of a run, and weighs on both sides of this one alike). Last, the list, a 300-step trajectory, the
-review queue and the overview are rerun while another process commits small transactions to the same file.
+DOM has rested. Each is compared with a floor of its own kind, sampled right after each of its samples: a click
+with a one-button app's click, a page load with its page load, a page load that draws a plotly figure with the
+floor app loading a page that draws the same figure, a first page after `streamlit run` with the floor app's own
+first page after its start, a chart redrawn by a control with the floor app redrawing the same figure, a click
+that opens another page with Streamlit's own `st.switch_page` from a button. "× floor" divides by the floor's
+median over the whole run, "× floor beside" by the median of the floor samples taken beside that measurement's
+own (other work on the machine's shared cores comes and goes over the minutes of a run, and weighs on both sides
+of this one alike). Last, the list, a 300-step trajectory, the review queue and the overview are rerun, and the
+list's search and filter, the review flow, a Similarity control and the export page are used, while another
+process commits small transactions to the same file.
 """
 
 from __future__ import annotations
@@ -30,7 +35,15 @@ from benchmarks.ui_browser import QUIET_MS, Probe, Sample, launch
 from benchmarks.ui_fixture import ROOT, Server, Writer, floor_script, free_port, prepare
 from rsr_core.ui.keys import widget_key
 
-CLICK, LOAD, CHART = "click", "load", "chart"
+CLICK, LOAD, CHART, CHART_LOAD, COLD, NAV = "click", "load", "chart", "chart load", "cold", "navigation"
+FLOORS = {
+    CLICK: "floor: click",
+    LOAD: "floor: page load",
+    CHART: "floor: chart (the same figure)",
+    CHART_LOAD: "floor: page load drawing the same figure",
+    COLD: "floor: first page after its start",
+    NAV: "floor: a click that opens another page",
+}
 
 
 class Results:
@@ -43,6 +56,9 @@ class Results:
         self.floor: Floor | None = None
 
     def add(self, name: str, kind: str, sample: Sample) -> None:
+        if kind == LOAD and sample.figure and not name.startswith("floor:"):
+            # A page that draws plotly: compared with Streamlit loading a page that draws that figure.
+            kind = CHART_LOAD
         self.samples.setdefault(name, []).append(sample)
         self.kinds[name] = kind
         print(
@@ -51,25 +67,27 @@ class Results:
         if self.floor is not None and not name.startswith("floor:"):
             # The floor is sampled beside every measurement, so that the machine's load (2 shared cores) weighs
             # on both sides of each ratio alike.
-            if kind == LOAD:
+            if kind == COLD:
+                floor = self.floor.cold(sample.figure)
+            elif kind == CHART_LOAD:
+                floor = self.floor.chart_load(sample.figure)
+            elif kind == LOAD:
                 floor = self.floor.probe.load(self.floor.server.url)
-                self.add("floor: page load", LOAD, floor)
+            elif kind == NAV:
+                floor = self.floor.navigation()
             elif kind == CHART and sample.figure:
                 # Streamlit drawing the same plotly figure (its size and kind) on a click, and nothing else.
                 floor = self.floor.chart(sample.figure)
-                self.add("floor: chart (the same figure)", CHART, floor)
             else:
-                floor = self.floor.click()
-                self.add("floor: click", CLICK, floor)
+                kind, floor = CLICK, self.floor.click()
+            self.add(FLOORS[kind], kind, floor)
             self.beside.setdefault(name, []).append(floor.ms)
 
     def median(self, name: str) -> float:
         return statistics.median(s.ms for s in self.samples[name])
 
     def table(self) -> list[dict]:
-        floor = {CLICK: self.median("floor: click"), LOAD: self.median("floor: page load")}
-        if "floor: chart (the same figure)" in self.samples:
-            floor[CHART] = self.median("floor: chart (the same figure)")
+        floor = {kind: self.median(name) for kind, name in FLOORS.items() if name in self.samples}
         rows = []
         for name, samples in self.samples.items():
             kind = self.kinds[name]
@@ -161,8 +179,12 @@ class Floor:
 
     def __init__(self, browser, work: Path):
         self.server = Server(floor_script(work)).start()
+        self.nav_server = Server(floor_script(work, nav=True)).start()
         self.probe = Probe(browser)
         self.probe.load(self.server.url)  # the browser caches Streamlit's bundle once, as for the studio
+        # Cold starts restart the floor app on one port, its bundle cached there as the studio's is.
+        self.cold_port = free_port()
+        self.cold(None)
 
     def click(self) -> Sample:
         """The button's click on a freshly loaded page. A click that starts no run (it happens now and then on
@@ -189,9 +211,38 @@ class Floor:
                 continue
         raise TimeoutError("the floor app's chart button started no run")
 
+    def navigation(self) -> Sample:
+        """A button's click that switches to another page (`st.switch_page`), until that page is drawn."""
+        for _ in range(3):
+            self.probe.load(self.nav_server.url)
+            button = self.probe.key("go").locator("button")
+            try:
+                return self.probe.act(button.click, "arrived", timeout_s=10)
+            except TimeoutError:
+                continue
+        raise TimeoutError("the floor app's page switch started no run")
+
+    def chart_load(self, figure: str) -> Sample:
+        """The floor app's page load drawing `figure` (plotly's script loaded and started, as on a studio page
+        that draws a chart)."""
+        (self.server.script.parent / "floor_figure.json").write_text(figure)
+        return self.probe.load(f"{self.server.url}/?chart=1")
+
+    def cold(self, figure: str | None) -> Sample:
+        """The floor app's first page right after `streamlit run` answers its health check, drawing `figure`
+        when the studio's first page drew one: Streamlit's own cold start, beside the studio's."""
+        if figure:
+            (self.server.script.parent / "floor_figure.json").write_text(figure)
+        server = Server(self.server.script, port=self.cold_port).start()
+        try:
+            return self.probe.load(f"{server.url}/?chart=1" if figure else server.url)
+        finally:
+            server.stop()
+
     def close(self) -> None:
         self.probe.close()
         self.server.stop()
+        self.nav_server.stop()
 
 
 def cold_starts(browser, db: Path, results: Results, reps: int, port: int) -> None:
@@ -210,7 +261,7 @@ def cold_starts(browser, db: Path, results: Results, reps: int, port: int) -> No
         for _ in range(reps):
             server = Server(ROOT / "app.py", {"RSR_DB": str(db)}, port).start()
             try:
-                results.add(name, LOAD, probe.load(f"{server.url}/{path}"))
+                results.add(name, COLD, probe.load(f"{server.url}/{path}"))
             finally:
                 server.stop()
     probe.close()
@@ -289,14 +340,16 @@ def studio(browser, url: str, t: dict[str, str], results: Results, reps: int) ->
         x, y = probe.page.evaluate(HEATMAP_CELL)
         probe.page.mouse.move(x, y)
         opened = probe.act(lambda x=x, y=y: probe.page.mouse.click(x, y), "back to the list")
-        results.add("similarity: click a heatmap cell (opens the pair)", CLICK, opened)
+        results.add("similarity: click a heatmap cell (opens the pair)", NAV, opened)
     probe.close()
 
 
 def under_writes(
     browser, url: str, db: Path, t: dict[str, str], results: Results, reps: int, pause: float
 ) -> str:
-    """Reruns of four views, first with nothing writing, then while another process commits."""
+    """Reruns of four views, first with nothing writing, then while another process commits; and, while it
+    commits, the list's search and filter, the review flow, a Similarity control and the export preview. The
+    floor is sampled beside each of them with the writer running too."""
     views = {
         "list": f"{url}/trajectories",
         "300-step trajectory": f"{url}/trajectories?trajectory={t['t300']}",
@@ -310,7 +363,27 @@ def under_writes(
     with Writer(db, pause) as writer:
         for label, view in views.items():
             probe.load(view)
-            repeat(results, reps, f"rerun while a process writes: {label}", "write", probe.rerun)
+            repeat(results, reps, f"rerun while a process writes: {label}", CLICK, probe.rerun)
+        during = "while a process writes"
+        for _ in range(reps):
+            probe.load(f"{url}/trajectories")
+            results.add(f"{during}: list search", CLICK, probe.type_enter("f_search", "pytest"))
+            filtered = probe.choose("f_kind", "rewrite", popover="f_kind_pop")
+            results.add(f"{during}: list filter (kind)", CLICK, filtered)
+        for n in range(reps):
+            probe.load(f"{url}/runbooks")
+            results.add(f"{during}: review next pending", CLICK, probe.click("rb_next_btn"))
+            probe.page.locator(".st-key-review_focus input[name=reviewer]").fill("bench")
+            probe.page.locator(".st-key-review_focus input[name=reason]").fill(f"under writes {n}")
+            approve = probe.page.locator(".st-key-review_focus button[name=approve]")
+            results.add(f"{during}: review record", CLICK, probe.act(approve.click))
+        for _ in range(reps):
+            probe.load(f"{url}/similarity", PAGE_CONTENT["similarity"])
+            probe.act(probe.key("sim_view").get_by_text("per task").click, "per task")
+            chart = _choose_chart(probe, "sim_metric", "fuzzy", "fuzzy (ratio) per task")
+            results.add(f"{during}: similarity metric fuzzy", CHART, chart)
+        repeat(results, reps, f"{during}: export page load (preview counting)", LOAD,
+               lambda: probe.load(f"{url}/export", PAGE_CONTENT["export"]))  # fmt: skip
         commits = writer.commits()
     probe.close()
     return commits

@@ -269,10 +269,29 @@ class Server:
             self.proc = None
 
 
-def floor_script(work: Path) -> Path:
-    """The minimal app the studio is compared with."""
-    path = work / "floor_app.py"
-    path.write_text(FLOOR_APP)
+FLOOR_NAV_APP = """import streamlit as st
+
+
+def one():
+    st.title("floor")
+    if st.button("go", key="go"):
+        st.switch_page(two_page)
+
+
+def two():
+    st.write("arrived")
+
+
+two_page = st.Page(two, title="two", url_path="two")
+st.navigation([st.Page(one, title="one", default=True), two_page], position="hidden").run()
+"""
+"""The floor of a click that opens another page: Streamlit's own `st.switch_page` from a button."""
+
+
+def floor_script(work: Path, nav: bool = False) -> Path:
+    """The minimal app the studio is compared with (`nav`: the one whose button opens another page)."""
+    path = work / ("floor_nav_app.py" if nav else "floor_app.py")
+    path.write_text(FLOOR_NAV_APP if nav else FLOOR_APP)
     return path
 
 

@@ -5,9 +5,10 @@
 
 A working copy of the database gets the review queue of benchmarks/ui_fixture.py; `streamlit run app.py` serves
 it and headless Debian chromium (Playwright, one browser, a context per reviewer) drives it. Each reviewer opens
-the Runbooks page and, --decisions times, clicks "next pending", types their name and a reason of their own,
-and approves. A decision's latency is from the approve click until the run it started has finished, nothing is
-stale and the page has not changed for QUIET_MS (the time of its last change). One reviewer alone works the
+the Runbooks page and, --decisions times, clicks "next pending", reads the round for about --read-s seconds,
+types their name and a reason of their own, and approves. A decision's latency is from the approve click until
+the run it started has finished, nothing is stale and the page has not changed for QUIET_MS (the time of its
+last change). One reviewer alone works the
 queue first, then the team all at once, in the same run. Then the store is read: every decision clicked must
 be stored exactly once (one review row per reviewer and reason).
 """
@@ -18,6 +19,8 @@ import argparse
 import asyncio
 import base64
 import json
+import os
+import random
 import re
 import statistics
 import sys
@@ -72,9 +75,12 @@ class Session:
 
 
 async def reviewer(
-    browser, url: str, name: str, decisions: int, ready: list[str], start: asyncio.Event
+    browser, url: str, name: str, decisions: int, ready: list[str], start: asyncio.Event, read_s: float
 ) -> list[dict]:
-    """One reviewer's session: `decisions` approvals of the next pending round, each timed."""
+    """One reviewer's session: `decisions` approvals of the next pending round, each timed; a round is read for
+    about `read_s` seconds (0.5-1.5 times it, drawn from a generator seeded with the reviewer's name) before it is
+    decided."""
+    rng = random.Random(name)
     context = await browser.new_context(viewport={"width": 1500, "height": 1100})
     await context.add_init_script(OBSERVER)
     page = await context.new_page()
@@ -88,6 +94,7 @@ async def reviewer(
     for n in range(decisions):
         next_button = page.get_by_role("button", name=re.compile(r"^next pending \(\d+\)"))
         await me.act(next_button.click)
+        await asyncio.sleep(read_s * rng.uniform(0.5, 1.5))
         reason = f"{name} decision {n}"
         await page.locator(".st-key-review_focus input[name=reviewer]").fill(name)
         await page.locator(".st-key-review_focus input[name=reason]").fill(reason)
@@ -99,14 +106,16 @@ async def reviewer(
     return done
 
 
-async def session(url: str, reviewers: int, decisions: int, tag: str) -> tuple[list[dict], float]:
+async def session(
+    url: str, reviewers: int, decisions: int, tag: str, read_s: float
+) -> tuple[list[dict], float]:
     from playwright.async_api import async_playwright
 
     async with async_playwright() as pw:
         browser = await pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
         start, ready = asyncio.Event(), list[str]()
         tasks = [
-            asyncio.create_task(reviewer(browser, url, f"{tag}-{i}", decisions, ready, start))
+            asyncio.create_task(reviewer(browser, url, f"{tag}-{i}", decisions, ready, start, read_s))
             for i in range(reviewers)
         ]
         # Everyone has the page open before anyone starts: the team works at once.
@@ -117,6 +126,12 @@ async def session(url: str, reviewers: int, decisions: int, tag: str) -> tuple[l
         results = [r for t in await asyncio.gather(*tasks) for r in t]
         await browser.close()
     return results, time.monotonic() - began
+
+
+def cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) a process has used so far, from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def stored(db: Path, tag: str) -> dict[tuple[str, str], int]:
@@ -130,7 +145,7 @@ def stored(db: Path, tag: str) -> dict[tuple[str, str], int]:
     return {(r, why): n for r, why, n in rows}
 
 
-def summary(label: str, results: list[dict], wall_s: float, db: Path, tag: str) -> dict:
+def summary(label: str, results: list[dict], wall_s: float, server_s: float, db: Path, tag: str) -> dict:
     rows = stored(db, tag)
     clicked = {(r["reviewer"], r["reason"]) for r in results}
     once = sum(1 for key in clicked if rows.get(key) == 1)
@@ -143,6 +158,7 @@ def summary(label: str, results: list[dict], wall_s: float, db: Path, tag: str) 
         "median_ms": round(statistics.median(r["ms"] for r in results)),
         "p90_ms": round(sorted(r["ms"] for r in results)[int(0.9 * (len(results) - 1))]),
         "wall_s": round(wall_s, 1),
+        "server_cpu_s_per_decision": round(server_s / len(results), 3),
     }
 
 
@@ -155,6 +171,9 @@ def main() -> None:
     parser.add_argument("--reviewers", type=int, default=10)
     parser.add_argument("--decisions", type=int, default=6, help="approvals per reviewer")
     parser.add_argument("--runbooks", type=int, default=2000)
+    parser.add_argument(
+        "--read-s", type=float, default=0.0, help="seconds a reviewer reads a round before deciding (0: none)"
+    )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="rsr-ui-team-") as tmp:
@@ -163,20 +182,29 @@ def main() -> None:
         print(f"database {db}: added {added}", flush=True)
         server = Server(ROOT / "app.py", {"RSR_DB": str(db)}).start()
         try:
-            alone, alone_s = asyncio.run(session(server.url, 1, args.decisions * 2, "solo"))
-            team, team_s = asyncio.run(session(server.url, args.reviewers, args.decisions, "team"))
+            assert server.proc is not None
+            # The server's CPU over each session (its pages' first loads included): its share apart from the
+            # browser's, which runs on the same cores.
+            cpu = [cpu_s(server.proc.pid)]
+            alone, alone_s = asyncio.run(session(server.url, 1, args.decisions * 2, "solo", args.read_s))
+            cpu.append(cpu_s(server.proc.pid))
+            team, team_s = asyncio.run(
+                session(server.url, args.reviewers, args.decisions, "team", args.read_s)
+            )
+            cpu.append(cpu_s(server.proc.pid))
         finally:
             server.stop()
-        rows = [summary("one reviewer", alone, alone_s, db, "solo"),
-                summary(f"{args.reviewers} reviewers at once", team, team_s, db, "team")]  # fmt: skip
+        rows = [summary("one reviewer", alone, alone_s, cpu[1] - cpu[0], db, "solo"),
+                summary(f"{args.reviewers} reviewers at once", team, team_s, cpu[2] - cpu[1], db, "team")]  # fmt: skip
     rows[1]["x_single"] = round(rows[1]["median_ms"] / rows[0]["median_ms"], 2)
     if args.json:
         args.json.write_text(json.dumps({"queue": added, "rows": rows}, indent=1))
-    print("| who | decisions | stored exactly once | median ms | p90 ms | × one reviewer | wall s |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| who | decisions | stored exactly once | median ms | p90 ms | × one reviewer | wall s | server CPU s / decision |")  # fmt: skip
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for r in rows:
         print(f"| {r['who']} | {r['decisions']} | {r['stored_once']} of {r['decisions']} ({r['stored_rows']} rows) "
-              f"| {r['median_ms']} | {r['p90_ms']} | {r.get('x_single', 1.0):.2f} | {r['wall_s']} |")  # fmt: skip
+              f"| {r['median_ms']} | {r['p90_ms']} | {r.get('x_single', 1.0):.2f} | {r['wall_s']} "
+              f"| {r['server_cpu_s_per_decision']} |")  # fmt: skip
 
 
 if __name__ == "__main__":
