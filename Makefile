@@ -59,7 +59,7 @@ app: venv demo-db
 	$(BIN)/rsr app --db $(DEMO_DB) --port $(PORT) --address $(ADDRESS)
 
 ## Set up everything the tests need (venvs, Docker engine, base image, chromium) and run them: the whole suite
-## on the default Python (two workers, each test module on one of them, so that its fixtures start once), then the suite without Docker and browser on 3.12 (lowest declared versions) and 3.13
+## on the default Python (two workers, each test module on one of them, so that its fixtures start once, the longest modules first: tests/conftest.py), then the suite without Docker and browser on 3.12 (lowest declared versions) and 3.13
 ## (the lock), each with the wheel installed in a fresh venv (scripts/test_pythons.sh)
 test: venv pythons docker base-image chromium compiler
 	$(call timed,check,$(MAKE) --no-print-directory check)
