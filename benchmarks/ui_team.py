@@ -8,9 +8,8 @@ it and headless Debian chromium (Playwright, one browser, a context per reviewer
 the Runbooks page and, --decisions times, clicks "next pending", reads the round for about --read-s seconds,
 types their name and a reason of their own, and approves. A decision's latency is from the approve click until
 the run it started has finished, nothing is stale and the page has not changed for QUIET_MS (the time of its
-last change). One reviewer alone works the
-queue first, then the team all at once, in the same run. Then the store is read: every decision clicked must
-be stored exactly once (one review row per reviewer and reason).
+last change). One reviewer alone works the queue first, then the team all at once, in the same run. Then the
+store is read: every decision clicked must be stored exactly once (one review row per reviewer and reason).
 """
 
 from __future__ import annotations

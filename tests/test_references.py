@@ -29,3 +29,10 @@ def test_paths_named_in_the_code_exist():
 def test_no_reference_to_documents_outside_the_repository():
     named = [f"{src.relative_to(ROOT)}" for src in _sources() if "DESIGN.md" in src.read_text()]
     assert named == []
+
+
+def test_the_modules_run_first_exist():
+    """The suite's order names modules by path (tests/conftest.py): a renamed one would silently lose its place."""
+    from tests.conftest import LONGEST_FIRST
+
+    assert [path for path in LONGEST_FIRST if not (ROOT / path).is_file()] == []
