@@ -163,6 +163,14 @@ def repeat(results: Results, reps: int, name: str, kind: str, fn: Callable[[], S
         results.add(name, kind, fn())
 
 
+def _approve(probe: Probe, reason: str) -> Sample:
+    """The round in focus approved as "bench" for `reason`: the approve click timed."""
+    focus = probe.page.locator(".st-key-review_focus")
+    focus.locator("input[name=reviewer]").fill("bench")
+    focus.locator("input[name=reason]").fill(reason)
+    return probe.act(focus.locator("button[name=approve]").click)
+
+
 def _choose_chart(probe: Probe, key: str, option: str, expect: str) -> Sample:
     """`Probe.choose`, done when the chart titled `expect` is drawn."""
     box = probe.key(key).get_by_role("combobox")
@@ -186,53 +194,47 @@ class Floor:
         self.cold_port = free_port()
         self.cold(None)
 
-    def click(self) -> Sample:
-        """The button's click on a freshly loaded page. A click that starts no run (it happens now and then on
-        a page just loaded, before its session answers) is tried again on a new load."""
+    def _press(self, url: str, key: str, expect: str | None, timeout_s: float) -> Sample:
+        """The button `key` clicked on a freshly loaded `url`. A click that starts no run (it happens now and
+        then on a page just loaded, before its session answers) is tried again on a new load."""
         for _ in range(3):
-            self.probe.load(self.server.url)
-            button = self.probe.key("press").locator("button")
+            self.probe.load(url)
+            button = self.probe.key(key).locator("button")
             try:
-                return self.probe.act(button.click, timeout_s=10)
+                return self.probe.act(button.click, expect, timeout_s=timeout_s)
             except TimeoutError:
                 continue
-        raise TimeoutError("the floor app's button started no run")
+        raise TimeoutError(f"the floor app's button {key!r} started no run")
+
+    def _show(self, figure: str) -> None:
+        """The figure the floor app draws on its `?chart=1` page (a plotly figure's JSON)."""
+        (self.server.script.parent / "floor_figure.json").write_text(figure)
+
+    def click(self) -> Sample:
+        """The button's click on a freshly loaded page."""
+        return self._press(self.server.url, "press", None, 10)
 
     def chart(self, figure: str) -> Sample:
-        """The floor app drawing `figure` (a plotly figure's JSON) again on a click, on a page that has drawn it
-        (plotly loaded and started, as on the studio's page before its chart changes)."""
-        (self.server.script.parent / "floor_figure.json").write_text(figure)
-        for _ in range(3):
-            self.probe.load(f"{self.server.url}/?chart=1")
-            button = self.probe.key("draw").locator("button")
-            try:
-                return self.probe.act(button.click, timeout_s=30)
-            except TimeoutError:
-                continue
-        raise TimeoutError("the floor app's chart button started no run")
+        """The floor app drawing `figure` again on a click, on a page that has drawn it (plotly loaded and
+        started, as on the studio's page before its chart changes)."""
+        self._show(figure)
+        return self._press(f"{self.server.url}/?chart=1", "draw", None, 30)
 
     def navigation(self) -> Sample:
         """A button's click that switches to another page (`st.switch_page`), until that page is drawn."""
-        for _ in range(3):
-            self.probe.load(self.nav_server.url)
-            button = self.probe.key("go").locator("button")
-            try:
-                return self.probe.act(button.click, "arrived", timeout_s=10)
-            except TimeoutError:
-                continue
-        raise TimeoutError("the floor app's page switch started no run")
+        return self._press(self.nav_server.url, "go", "arrived", 10)
 
     def chart_load(self, figure: str) -> Sample:
         """The floor app's page load drawing `figure` (plotly's script loaded and started, as on a studio page
         that draws a chart)."""
-        (self.server.script.parent / "floor_figure.json").write_text(figure)
+        self._show(figure)
         return self.probe.load(f"{self.server.url}/?chart=1")
 
     def cold(self, figure: str | None) -> Sample:
         """The floor app's first page right after `streamlit run` answers its health check, drawing `figure`
         when the studio's first page drew one: Streamlit's own cold start, beside the studio's."""
         if figure:
-            (self.server.script.parent / "floor_figure.json").write_text(figure)
+            self._show(figure)
         server = Server(self.server.script, port=self.cold_port).start()
         try:
             return self.probe.load(f"{server.url}/?chart=1" if figure else server.url)
@@ -308,11 +310,7 @@ def studio(browser, url: str, t: dict[str, str], results: Results, reps: int) ->
     for _ in range(reps):
         probe.load(f"{url}/runbooks")
         results.add("review: next pending", CLICK, probe.click("rb_next_btn"))
-        page = probe.page
-        page.locator(".st-key-review_focus input[name=reviewer]").fill("bench")
-        page.locator(".st-key-review_focus input[name=reason]").fill("generic")
-        approve = page.locator(".st-key-review_focus button[name=approve]")
-        results.add("review: record a review", CLICK, probe.act(approve.click))
+        results.add("review: record a review", CLICK, _approve(probe, "generic"))
     repeat(results, reps, "review: queue load", LOAD, lambda: probe.load(f"{url}/runbooks"))
     # Similarity: every control redraws a plotly figure, compared with Streamlit drawing that same figure.
     for _ in range(reps):
@@ -373,10 +371,7 @@ def under_writes(
         for n in range(reps):
             probe.load(f"{url}/runbooks")
             results.add(f"{during}: review next pending", CLICK, probe.click("rb_next_btn"))
-            probe.page.locator(".st-key-review_focus input[name=reviewer]").fill("bench")
-            probe.page.locator(".st-key-review_focus input[name=reason]").fill(f"under writes {n}")
-            approve = probe.page.locator(".st-key-review_focus button[name=approve]")
-            results.add(f"{during}: review record", CLICK, probe.act(approve.click))
+            results.add(f"{during}: review record", CLICK, _approve(probe, f"under writes {n}"))
         for _ in range(reps):
             probe.load(f"{url}/similarity", PAGE_CONTENT["similarity"])
             probe.act(probe.key("sim_view").get_by_text("per task").click, "per task")
