@@ -26,7 +26,7 @@ from rsr_core.errors import SandboxFailure
 from rsr_core.protocols import ExecResult
 from rsr_core.sandbox.archive import tar_files
 from rsr_core.sandbox.channel import ChannelError, ShellChannel
-from rsr_core.sandbox.fs import ContainerFS
+from rsr_core.sandbox.fs import ContainerFS, ImageReads
 from rsr_core.sandbox.labels import LABEL, OWNER_LABEL, SNAPSHOT_REPOSITORY
 from rsr_core.sandbox.watchdog import DiskWatchdog, oom_killed
 
@@ -84,8 +84,11 @@ class DockerSandbox:
         snapshot_image: str | None = None,
         override_entrypoint: bool = False,
         verifier: Callable[..., Verification] | None = None,
+        image_reads: ImageReads | None = None,
     ):
         self.client = client
+        # Lookups' reads of the image's own files, shared with the provider's other sandboxes (fs.py).
+        self.image_reads = image_reads
         # The check `verify` runs (the provider gives rsr_core/sandbox/verification.py's).
         self.verifier = verifier
         self.snapshot_image = snapshot_image
@@ -194,7 +197,8 @@ class DockerSandbox:
     @property
     def fs(self) -> ContainerFS:
         """Engine-side reads of this container's filesystem."""
-        return ContainerFS(self.client.api, self.container_id)
+        image_id = self.container.attrs.get("Image") if self.container is not None else None
+        return ContainerFS(self.client.api, self.container_id, image_id, self.image_reads)
 
     def exec(
         self,

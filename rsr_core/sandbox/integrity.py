@@ -55,11 +55,10 @@ from __future__ import annotations
 import posixpath
 import re
 import sys
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from rsr_core.models import ChangedPath, Task
-from rsr_core.sandbox.fs import ContainerFS
+from rsr_core.sandbox.fs import ENGINE_MOUNTS, ContainerFS, under
 from rsr_core.sandbox.script_commands import (
     command_words,
     directories_entered,
@@ -101,8 +100,6 @@ _GIT_RUNS = re.compile(
     r"difftool|mergetool)\b|=\s*\"?!",
     re.I | re.M,
 )
-ENGINE_MOUNTS = ("/etc/hosts", "/etc/hostname", "/etc/resolv.conf", "/dev", "/proc", "/sys", "/sbin/docker-init",
-                 "/usr/sbin/docker-init", "/.dockerenv")  # fmt: skip
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 _LIBC = re.compile(
     r"^/(usr/)?lib(64|32)?/([^/]+/)?(ld-linux[^/]*|ld-[\d.]+\.so|lib(c|m|pthread|dl|rt)(\.so[.\d]*|-[\d.]+\.so))$"
@@ -191,7 +188,7 @@ class IntegrityReport:
                 stored[path].verifier_ground = True
             else:
                 self.changed_paths.insert(0, ChangedPath(path=path, change="added", verifier_ground=True))
-            target = self.allowed if _under(path, allow) else self.ground
+            target = self.allowed if under(path, allow) else self.ground
             if path not in target:
                 target.append(path)
 
@@ -227,10 +224,6 @@ class Ground:
     """Git's configuration files, when the test scripts call git."""
     packages: dict[str, bool] = field(default_factory=dict)
     """Directories already found to be, or not to be, regular packages."""
-
-
-def _under(path: str, prefixes: Iterable[str]) -> bool:
-    return any(path == p or path.startswith(p.rstrip("/") + "/") for p in prefixes)
 
 
 def resolve_ground(
@@ -329,7 +322,7 @@ def _python_aliases(hops: list[str], changed: dict[str, str]) -> set[str]:
 
 def _interpreters(fs: ContainerFS, path: str, path_dirs: list[str]) -> list[str]:
     """The interpreter a small script names on its `#!` line (`env NAME` resolved on PATH)."""
-    content, _ = fs.read_regular(path, 4096)
+    content, _ = fs.read_resolved(path, 4096)
     if not content or not content.startswith(b"#!"):
         return []
     words = content[2:].split(b"\n", 1)[0].decode(errors="replace").split()
@@ -343,11 +336,11 @@ def _interpreters(fs: ContainerFS, path: str, path_dirs: list[str]) -> list[str]
 
 def is_ground(path: str, kind: str, ground: Ground, fs: ContainerFS, changed: dict[str, str]) -> bool:
     """Whether one diff entry falls on the ground (see the module docstring for the list)."""
-    if path in ground.exact or _under(path, ground.prefixes):
+    if path in ground.exact or under(path, ground.prefixes):
         return True
-    if _under(path, ground.git_config):
+    if under(path, ground.git_config):
         return kind != "deleted" and _git_config_runs(fs, path)
-    if path in PROFILE_FILES or _under(path, PROFILE_DIRS):
+    if path in PROFILE_FILES or under(path, PROFILE_DIRS):
         return ground.profiles  # read only by a login or interactive shell, which the verifier does not start
     if path == "/logs":
         st = fs.stat(path)
@@ -523,8 +516,9 @@ def check_integrity(
     diff: list[tuple[str, int]], fs: ContainerFS, task: Task, env: dict[str, str], workdir: str
 ) -> IntegrityReport:
     """Classify every diff entry; the stored list keeps all ground entries and is capped for the rest."""
-    entries = [(p, KINDS.get(k, "changed")) for p, k in diff if not _under(p, ENGINE_MOUNTS)]
+    entries = [(p, KINDS.get(k, "changed")) for p, k in diff if not under(p, ENGINE_MOUNTS)]
     changed = dict(entries)
+    fs.trust_diff(changed)
     ground = resolve_ground(fs, task, env, workdir, changed)
     ground.pth_roots = _pth_roots(entries, ground, fs)
     allow = _allowances(task)
@@ -535,7 +529,7 @@ def check_integrity(
     for path, kind in entries:
         if is_ground(path, kind, ground, fs, changed):
             hits.append(ChangedPath(path=path, change=kind, verifier_ground=True))
-            (allowed if _under(path, allow) else bad).append(path)
+            (allowed if under(path, allow) else bad).append(path)
         else:
             rest.append(ChangedPath(path=path, change=kind))
     stored = (

@@ -19,6 +19,7 @@ from rsr_core.sandbox.docker_sandbox import (
     DockerSandbox,
     Limits,
 )
+from rsr_core.sandbox.fs import ImageReads
 from rsr_core.sandbox.images import task_image
 from rsr_core.sandbox.verification import verify_run
 from rsr_core.settings import Settings
@@ -33,6 +34,7 @@ class DockerSandboxProvider:
         self.budget_s = budget_s
         self._images: dict[str, str] = {}
         self._lock = threading.Lock()
+        self.image_reads = ImageReads()
 
     def image_for(self, task: Task) -> str:
         """The task's image (built on first use)."""
@@ -68,6 +70,7 @@ class DockerSandboxProvider:
             self.limits_for(task),
             {"rsr.task": task.task_id, **(labels or {})},
             verifier=verify_run,
+            image_reads=self.image_reads,
         )
         try:
             sandbox.start()

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from rsr_core.ingest.tasks import read_harbor_task
-from rsr_core.sandbox.integrity import MAX_STORED_PATHS
+from rsr_core.sandbox.integrity import KINDS, MAX_STORED_PATHS
 from rsr_core.sandbox.verification import verify_run
 
 pytestmark = pytest.mark.docker
@@ -195,3 +195,35 @@ def test_ordinary_work_in_the_project_environment_the_tests_activate_is_not_tamp
     report = _report(sandboxes, task, script)
     assert not report.tampered, report.ground
     assert f"{venv_site}/requests/__init__.py" in {c.path for c in report.changed_paths}
+
+
+def test_reads_of_the_image_are_shared_but_never_for_what_the_run_changed(docker_engine, guarded):
+    """A clean run keeps what its lookups read of the image (a PATH directory is a directory); a later run of
+    the same image that turns that directory into a link to a fake pytest is still caught, and the lookups
+    it shares give what the container itself gives."""
+    from rsr_core.sandbox.fs import ContainerFS
+    from rsr_core.sandbox.provider import DockerSandboxProvider
+    from rsr_core.settings import Settings
+
+    provider = DockerSandboxProvider(docker_engine, Settings.from_env(), budget_s=600)
+    assert not _report(provider, guarded, "true").tampered
+    image = docker_engine.images.get(provider.image_for(guarded)).id
+    kept = provider.image_reads.table(image)
+    assert kept[("stat", "/usr/local/bin")].is_dir
+    swap = (
+        "mv /usr/local/bin /usr/local/bin.old && mkdir -p /opt/lie && ln -s /opt/lie /usr/local/bin && "
+        "printf '#!/bin/sh\\nexit 0\\n' > /opt/lie/pytest && chmod +x /opt/lie/pytest"
+    )
+    report = _report(provider, guarded, swap)
+    assert report.tampered and "/opt/lie/pytest" in report.ground, report.ground
+    emptied = "rm -rf /usr/local/bin && mkdir /usr/local/bin && ln -s /bin/true /usr/local/bin/python3"
+    report = _report(provider, guarded, emptied)
+    assert report.tampered and "/usr/local/bin/python3" in report.ground, report.ground
+    with provider.open(guarded) as sb:
+        sb.exec("ln -sf /bin/true /usr/bin/python3")
+        sb.freeze()
+        shared, fresh = sb.fs, ContainerFS(docker_engine.api, sb.container_id)
+        shared.trust_diff({path: KINDS[kind] for path, kind in sb.diff()})
+        for path in ("/usr/bin/python3", "/usr/local/bin/pytest", "/bin/sh"):
+            assert shared.chain(path) == fresh.chain(path)
+        assert shared.chain("/usr/bin/python3")[-1] == "/usr/bin/true"
