@@ -24,7 +24,7 @@ from rsr_core.formats.terminus import (
 )
 from rsr_core.harness.context import MIN_ANSWER, ContextBudget, estimate_tokens
 from rsr_core.harness.recorder import TrajectoryRecorder
-from rsr_core.harness.tmux import TmuxSession
+from rsr_core.harness.tmux import SLACK_S, TmuxSession
 from rsr_core.llm.client import ContextLengthExceeded, LLMError
 from rsr_core.models import Task, Trajectory
 from rsr_core.protocols import LLM, RunVerification, Sandbox, SandboxProvider
@@ -91,8 +91,10 @@ class Terminus2Harness:
         wall_clock_s: float = 1800.0,
         temperature: float = 0.0,
         seed: int | None = None,
+        terminal_slack_s: float = SLACK_S,
     ):
         self.llm = llm
+        self.terminal_slack_s = terminal_slack_s
         self.sandboxes = sandboxes
         self.model = model
         self.max_turns = max_turns
@@ -152,7 +154,7 @@ class Terminus2Harness:
         )
         verification: RunVerification | None = None
         with self.sandboxes.open(task, labels) as sandbox:
-            tmux = TmuxSession(sandbox)
+            tmux = TmuxSession(sandbox, slack_s=self.terminal_slack_s)
             state = RunState(task, sandbox, tmux)  # replaced by the harness's own once the terminal runs
             try:
                 tmux.start()

@@ -32,9 +32,10 @@ MAX_BATCH_CHARS = 1_000_000
 class TmuxSession:
     """The agent's terminal (160x40)."""
 
-    def __init__(self, sandbox: Sandbox, name: str = "agent"):
+    def __init__(self, sandbox: Sandbox, name: str = "agent", slack_s: float = SLACK_S):
         self.sandbox = sandbox
         self.name = name
+        self.slack_s = slack_s
         self._last: list[str] = []
 
     def _capture_cmd(self, history: bool = True) -> str:
@@ -51,7 +52,7 @@ class TmuxSession:
             f'[ -n "$({self._capture_cmd(False)} | tr -d "[:space:]")" ] && break; sleep 0.05; i=$((i+1)); done\n'
             f"{self._capture_cmd()}"
         )
-        res = self.sandbox.shell(script, timeout_s=timeout_s + SLACK_S)
+        res = self.sandbox.shell(script, timeout_s=timeout_s + self.slack_s)
         if res.exit_code != 0:
             raise SandboxFailure(f"cannot start tmux in the sandbox: {res.output.strip()[:300]}")
         self._last = _lines(res.output)
@@ -119,7 +120,7 @@ class TmuxSession:
             parts.append(self._capture_cmd())
         if not parts:
             return self.new_output() if read else ("", True)
-        res = self.sandbox.shell("\n".join(parts), timeout_s=waited + SLACK_S)
+        res = self.sandbox.shell("\n".join(parts), timeout_s=waited + self.slack_s)
         head, sep, capture = res.output.partition(_MARK + "\n")
         if res.exit_code != 0 and not sep:
             raise SandboxFailure(f"tmux failed: {head.strip()[:300]}")
@@ -135,11 +136,11 @@ class TmuxSession:
 
     def screen(self) -> str:
         """The visible screen."""
-        return "\n".join(_lines(self.sandbox.shell(self._capture_cmd(False), timeout_s=SLACK_S).output))
+        return "\n".join(_lines(self.sandbox.shell(self._capture_cmd(False), timeout_s=self.slack_s).output))
 
     def new_output(self) -> tuple[str, bool]:
         """(text, incremental): what appeared since the last read, or the whole screen when that cannot be told."""
-        return self._diff(_lines(self.sandbox.shell(self._capture_cmd(), timeout_s=SLACK_S).output))
+        return self._diff(_lines(self.sandbox.shell(self._capture_cmd(), timeout_s=self.slack_s).output))
 
     def _diff(self, lines: list[str]) -> tuple[str, bool]:
         prev = self._last

@@ -24,7 +24,7 @@ def tight():
     return read_harbor_task(TASKS / "tight-sandbox")
 
 
-def _run(scripted, sandboxes, task, label: str, keys: str, duration: float = 3.0):
+def _run(scripted, sandboxes, task, label: str, keys: str, duration: float = 3.0, slack_s: float = 30.0):
     _, llm = scripted(
         [
             {
@@ -33,7 +33,8 @@ def _run(scripted, sandboxes, task, label: str, keys: str, duration: float = 3.0
             }
         ]
     )
-    return Terminus2Harness(llm, sandboxes, "agent", max_turns=5).run(task, labels={"rsr.test": label})
+    harness = Terminus2Harness(llm, sandboxes, "agent", max_turns=5, terminal_slack_s=slack_s)
+    return harness.run(task, labels={"rsr.test": label})
 
 
 def _left_behind(engine, label: str) -> list:
@@ -78,7 +79,13 @@ def test_wedged_terminal_ends_the_run_and_is_still_verified(
     scripted, sandboxes, docker_engine, tight, file_store
 ):
     r = _run(
-        scripted, sandboxes, tight, "wedged", "echo ok > /app/answer.txt; pkill -STOP tmux\n", duration=1
+        scripted,
+        sandboxes,
+        tight,
+        "wedged",
+        "echo ok > /app/answer.txt; pkill -STOP tmux\n",
+        duration=1,
+        slack_s=8,
     )
     assert r.stop_reason == "sandbox_error", r.trajectory.exception
     stored = _stored(file_store, r)
