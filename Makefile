@@ -10,7 +10,7 @@ DEMO_DB ?= data/rsr.duckdb
 PORT    ?= 8501
 ADDRESS ?= localhost
 
-.PHONY: app test check fmt bench lock venv pythons docker base-image chromium compiler demo-db clean
+.PHONY: app test check fmt bench lock venv pythons side-venvs docker base-image chromium compiler demo-db clean
 
 # $(call timed,STEP,COMMAND): run COMMAND, then say how long STEP took (make test prints every step's time).
 timed = @echo '$(subst ','\'',$(2))'; t0=$$(date +%s%N); { $(2); } || exit $$?; \
@@ -32,6 +32,10 @@ venv: $(STAMP)
 ## The other Pythons make test runs the suite on (pyenv's 3.12 and 3.13): a missing one fails here, up front
 pythons:
 	scripts/test_pythons.sh --check
+
+## The side venvs whose tools check our formats (harbor, trainers' libraries): tests/side_venv.py, cached
+side-venvs: venv pythons
+	$(call timed,side venvs,$(BIN)/python -m tests.side_venv)
 
 ## Docker engine (installs docker.io and starts dockerd when none answers; Debian, root)
 docker:
@@ -61,7 +65,7 @@ app: venv demo-db
 ## Set up everything the tests need (venvs, Docker engine, base image, chromium) and run them: the whole suite
 ## on the default Python (two workers, each test module on one of them, so that its fixtures start once, the longest modules first: tests/conftest.py), then the suite without Docker and browser on 3.12 (lowest declared versions) and 3.13
 ## (the lock), each with the wheel installed in a fresh venv (scripts/test_pythons.sh)
-test: venv pythons docker base-image chromium compiler
+test: venv pythons side-venvs docker base-image chromium compiler
 	$(call timed,check,$(MAKE) --no-print-directory check)
 	$(call timed,pytest,$(BIN)/pytest -q -n 2 --dist loadscope --no-loadscope-reorder)
 	$(call timed,other Pythons,scripts/test_pythons.sh)

@@ -3,7 +3,8 @@ newer Python than ours. Built once under the cache directory (`RSR_CACHE_DIR`, d
 pyenv's Python of the right minor version, with the versions pinned in a constraints file beside the tests.
 
 A missing venv is created; when it cannot be installed the tests fail (never skip), saying whether PyPI could be
-reached.
+reached. `make test` builds them all before the suite starts (`python -m tests.side_venv`), as it builds the
+sandbox's base image.
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ import hashlib
 import os
 import shutil
 import subprocess
+import sys
 import urllib.error
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -22,6 +25,17 @@ import pytest
 from rsr_core.settings import Settings
 
 INSTALL_TIMEOUT_S = 1500
+TESTS = Path(__file__).parent
+SIDE_VENVS: dict[str, tuple[str, Path, list[str]]] = {
+    "harbor": ("3.12", TESTS / "formats" / "harbor-constraints.txt", ["harbor"]),
+    "harbor-traces": ("3.12", TESTS / "formats" / "harbor-traces-constraints.txt", ["harbor[huggingface]"]),
+    "trainer": (
+        "3.12",
+        TESTS / "export" / "trainer-constraints.txt",
+        ["datasets", "transformers", "tokenizers", "jinja2"],
+    ),
+}
+"""Each side venv: its Python's minor version, the constraints file beside its tests, what it installs."""
 QUIET_ENV = {"HARBOR_TELEMETRY": "0", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
 """Environment the side tools run with: harbor sends telemetry unless told not to."""
 
@@ -92,6 +106,12 @@ def side_venv(name: str, minor: str, constraints: Path, requirements: list[str])
     return python
 
 
+def named_venv(name: str) -> Path:
+    """The python of one of `SIDE_VENVS`, built when missing."""
+    minor, constraints, requirements = SIDE_VENVS[name]
+    return side_venv(name, minor, constraints, requirements)
+
+
 def _base_env() -> dict[str, str]:
     """The environment a child process inherits (PATH, proxies, pip's own configuration)."""
     return dict(os.environ)
@@ -110,3 +130,22 @@ def run_side(python: Path, args: list[str], timeout: float = 600) -> subprocess.
     if done.returncode != 0:
         pytest.fail(f"{' '.join(args[:2])} failed ({done.returncode}):\n{done.stderr[-3000:]}")
     return done
+
+
+def main() -> int:
+    """Build every side venv that is missing or out of date, side by side (the installs mostly wait on the
+    network and the disk)."""
+    with ThreadPoolExecutor(len(SIDE_VENVS)) as pool:
+        futures = {name: pool.submit(named_venv, name) for name in SIDE_VENVS}
+    failed = 0
+    for name, future in futures.items():
+        try:
+            print(f"side venv {name}: {future.result()}")
+        except pytest.fail.Exception as exc:
+            print(f"side venv {name}: {exc}", file=sys.stderr)
+            failed += 1
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -8,11 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.side_venv import run_side, side_venv
+from tests.side_venv import named_venv, run_side
 
 HERE = Path(__file__).parent
 TRAINER_CHECK = HERE / "trainer_check.py"
-TRAINER_PACKAGES = ["datasets", "transformers", "tokenizers", "jinja2"]
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -25,7 +24,7 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.fixture(scope="session")
 def trainer_python() -> Path:
     """Python of the trainer side venv, built when missing (the tests fail, never skip, when it cannot be)."""
-    return side_venv("trainer", "3.12", HERE / "trainer-constraints.txt", TRAINER_PACKAGES)
+    return named_venv("trainer")
 
 
 @pytest.fixture

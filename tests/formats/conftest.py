@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.side_venv import run_side, side_venv
+from tests.side_venv import named_venv, run_side
 
 HERE = Path(__file__).parent
 HARBOR_CHECK = HERE / "harbor_check.py"
@@ -23,7 +23,7 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.fixture(scope="session")
 def harbor_python() -> Path:
     """Python of the harbor side venv (harbor pinned in harbor-constraints.txt), built when missing."""
-    return side_venv("harbor", "3.12", HERE / "harbor-constraints.txt", ["harbor"])
+    return named_venv("harbor")
 
 
 @pytest.fixture(scope="session")

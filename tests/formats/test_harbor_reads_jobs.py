@@ -20,7 +20,7 @@ from rsr_core.ingest.runner import ingest_paths
 from rsr_core.models import Trajectory
 from rsr_core.store import Store
 from tests.conftest import answer
-from tests.side_venv import QUIET_ENV, run_side, side_venv
+from tests.side_venv import QUIET_ENV, named_venv, run_side
 
 pytestmark = pytest.mark.formats
 HERE = Path(__file__).parent
@@ -37,7 +37,7 @@ SIDE_ENV = {**QUIET_ENV, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
 @pytest.fixture(scope="session")
 def harbor_traces_python() -> Path:
     """Python of the side venv with harbor and its `huggingface` extra (`traces export` builds a dataset)."""
-    return side_venv("harbor-traces", "3.12", HERE / "harbor-traces-constraints.txt", ["harbor[huggingface]"])
+    return named_venv("harbor-traces")
 
 
 @pytest.fixture(scope="session")
