@@ -16,9 +16,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
-from contextlib import contextmanager
 
 _PR_SET_PDEATHSIG = 1
 WATCH_INTERVAL_S = 0.5
@@ -76,33 +74,6 @@ def parser_pool(workers: int) -> ProcessPoolExecutor:
         _at_fork = True
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else None)
-    pool = ProcessPoolExecutor(
+    return ProcessPoolExecutor(
         max_workers=workers, mp_context=context, initializer=start_worker, initargs=(os.getpid(),)
     )
-    try:
-        with _signals_deferred():
-            pool.submit(int).result()  # a forking pool starts all its workers at the first task
-    except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)
-        raise
-    return pool
-
-
-@contextmanager
-def _signals_deferred() -> Iterator[None]:
-    """Ctrl-C, SIGTERM and SIGHUP arriving inside are handled as it ends: around a fork the interpreter runs
-    at-fork hooks (logging's among them), and an exception a signal handler raises there is printed and dropped
-    ("Exception ignored in …"), not raised."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    caught: list[int] = []
-    held = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-    previous = {s: signal.signal(s, lambda signum, _frame: caught.append(signum)) for s in held}
-    try:
-        yield
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
-        for arrived in caught:
-            signal.raise_signal(arrived)
