@@ -66,6 +66,7 @@ class Terminated(BaseException):
         self.signum = signum
 
 
+_POPEN_FORK = os.path.join("multiprocessing", "popen_fork.py")
 _SIGNALLED: list[int] = []  # signals that reached `_signalled` during the command, in order
 
 
@@ -75,11 +76,29 @@ def _signalled(signum: int, frame: object) -> None:
     lands in and raises its own ("Query interrupted"), and an import it lands in can fail in its own way."""
     _SIGNALLED.append(signum)
     exc: BaseException = KeyboardInterrupt() if signum == signal.SIGINT else Terminated(signum)
+    launch = _forking(frame)
+    if launch is not None:
+        _raise_in(launch, exc, only_in=os.getpid())  # once the fork is done, in this process only
+        return
     caller = _importer(frame)
     if caller is not None:
         _raise_in(caller, exc)
         return
     raise exc
+
+
+def _forking(frame: Any) -> Any:
+    """The multiprocessing frame calling `os.fork` when the signal landed in Python code the fork runs (at-fork
+    hooks such as logging's, a warning about threads), else None: an exception raised there is printed as
+    ignored and dropped."""
+    innermost = frame
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == "_launch" and code.co_filename.endswith(_POPEN_FORK):
+            inside = frame is not innermost and getattr(frame.f_locals.get("self"), "pid", None) is None
+            return frame if inside else None
+        frame = frame.f_back
+    return None
 
 
 def _importer(frame: Any) -> Any:
@@ -96,14 +115,16 @@ def _importer(frame: Any) -> Any:
     return chain[outermost + 1] if outermost is not None and outermost + 1 < len(chain) else None
 
 
-def _raise_in(frame: Any, exc: BaseException) -> None:
-    """Raise `exc` in `frame` as soon as it runs again (its next line, or its return), once the import it is
-    in has finished: a trace function on that frame alone."""
+def _raise_in(frame: Any, exc: BaseException, only_in: int | None = None) -> None:
+    """Raise `exc` in `frame` as soon as it runs again (its next line, or its return), once what it called has
+    finished: a trace function on that frame alone. With `only_in`, a forked child that inherited the trace
+    drops it."""
 
     def at_next_line(f: Any, event: str, arg: object) -> Any:
         sys.settrace(None)
         frame.f_trace = None
-        raise exc
+        if only_in is None or os.getpid() == only_in:
+            raise exc
 
     frame.f_trace_lines = True
     frame.f_trace = at_next_line

@@ -240,3 +240,37 @@ def test_ctrl_c_inside_an_import_is_raised_once_the_import_has_finished(tmp_path
         sys.settrace(None)
         cli._SIGNALLED.clear()  # noqa: SLF001
     assert not reached and sys.modules["interrupted_module"].DONE == 1  # the import ran to its end first
+
+
+FORK_SCRIPT = """
+import logging, multiprocessing, os, signal
+from rsr_core import cli
+cli._on_signals()
+
+def ctrl_c_inside_the_hook():
+    os.kill(os.getpid(), signal.SIGINT)
+    for _ in range(3):  # Python code runs here: the handler is called inside the hook
+        pass
+
+os.register_at_fork(after_in_parent=ctrl_c_inside_the_hook)
+try:
+    multiprocessing.get_context("fork").Process(target=os._exit, args=(0,)).start()
+    print("no interrupt")
+except KeyboardInterrupt:
+    print("interrupted after the fork")
+os.wait()
+"""
+
+
+def test_a_ctrl_c_inside_a_forks_hooks_is_raised_after_the_fork():
+    """The parser pool forks its workers: a Ctrl-C that lands in an at-fork hook (logging has some) is raised
+    once the fork is done, not printed as an ignored exception and dropped."""
+    done = subprocess.run(
+        [sys.executable, "-c", FORK_SCRIPT],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=Path(__file__).parents[1],
+    )
+    assert done.stdout.strip() == "interrupted after the fork", (done.stdout, done.stderr)
+    assert "Exception ignored" not in done.stderr and "Traceback" not in done.stderr, done.stderr
