@@ -197,7 +197,7 @@ class DockerSandbox:
     @property
     def fs(self) -> ContainerFS:
         """Engine-side reads of this container's filesystem."""
-        image_id = self.container.attrs.get("Image") if self.container is not None else None
+        image_id = self._require().attrs.get("Image")
         return ContainerFS(self.client.api, self.container_id, image_id, self.image_reads)
 
     def exec(

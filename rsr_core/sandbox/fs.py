@@ -40,6 +40,8 @@ _MODE_DIR = 1 << 31
 _MODE_SYMLINK = 1 << 27
 _MODE_TYPE = _MODE_DIR | _MODE_SYMLINK | 1 << 26 | 1 << 25 | 1 << 24 | 1 << 21 | 1 << 19
 MAX_HOPS = 40
+MISSING = "missing"
+RACED = "changed while being read"
 # Mounted by the engine into every container: not in the diff, not the image's.
 ENGINE_MOUNTS = ("/etc/hosts", "/etc/hostname", "/etc/resolv.conf", "/dev", "/proc", "/sys", "/sbin/docker-init",
                  "/usr/sbin/docker-init", "/.dockerenv")  # fmt: skip
@@ -97,14 +99,14 @@ class ImageReads:
             return table
 
 
-_MISSING = object()
+_NOT_KEPT = object()
 _T = TypeVar("_T")
 
 
 def _found(read: object) -> bool:
     """The read found an entry at its path (a stat, a link's target, a file's content or why it was not read)."""
     if isinstance(read, tuple):
-        return read[1] not in ("missing", "changed while being read")
+        return read[1] not in (MISSING, RACED)
     return read is not None
 
 
@@ -155,11 +157,11 @@ class ContainerFS:
         return self._dir_here[path]
 
     def _shared(self, key: tuple, read: Callable[[], _T]) -> _T:
-        view = self._image_view(key[1]) if self._image is not None else None
+        view = None if self._image is None else self._image_view(key[1])
         if view is None or self._image is None:
             return read()
-        got = self._image.get(key, _MISSING)
-        if got is not _MISSING:
+        got = self._image.get(key, _NOT_KEPT)
+        if got is not _NOT_KEPT:
             return got  # type: ignore[return-value]
         fresh = read()
         symlink = isinstance(fresh, PathStat) and fresh.is_symlink
@@ -209,22 +211,22 @@ class ContainerFS:
         """(content, None) for a regular file of at most `max_bytes`, else (None, why not)."""
         st = self.stat(path)
         if st is None:
-            return None, "missing"
+            return None, MISSING
         if not st.is_regular:
             return None, "not a regular file"
         if st.size > max_bytes:
             return None, f"larger than {max_bytes} bytes ({st.size})"
         got = self._member(path, max_bytes)
         if got is None or not got[0].isreg() or got[0].size > max_bytes:
-            return None, "changed while being read"
+            return None, RACED
         return got[1], None
 
     def _resolved_stat(self, path: str) -> PathStat | None:
-        return self._shared(("stat", path), lambda: self.stat(path))
+        return self._shared(("stat", path), partial(self.stat, path))
 
     def read_resolved(self, path: str, max_bytes: int) -> tuple[bytes | None, str | None]:
         """`read_regular` of a path with no symlink above it (the last hop `chain` returned)."""
-        return self._shared(("read", path, max_bytes), lambda: self.read_regular(path, max_bytes))
+        return self._shared(("read", path, max_bytes), partial(self.read_regular, path, max_bytes))
 
     def canonical(self, path: str) -> str:
         """The path with every directory component's symlinks resolved (the last component kept as is)."""

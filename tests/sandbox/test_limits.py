@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from rsr_core.harness import Terminus2Harness
+from rsr_core.harness.tmux import SLACK_S
 from rsr_core.ingest.tasks import read_harbor_task
 from rsr_core.sandbox.labels import LABEL, SNAPSHOT_REPOSITORY
 from tests.conftest import answer
@@ -24,7 +25,7 @@ def tight():
     return read_harbor_task(TASKS / "tight-sandbox")
 
 
-def _run(scripted, sandboxes, task, label: str, keys: str, duration: float = 3.0, slack_s: float = 30.0):
+def _run(scripted, sandboxes, task, label: str, keys: str, duration: float = 3.0, slack_s: float = SLACK_S):
     _, llm = scripted(
         [
             {
