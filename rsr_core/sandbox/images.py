@@ -39,13 +39,44 @@ BASE_PACKAGES = (
     "xz-utils",
 )
 PACKAGES_LABEL = "rsr.base-packages"
-"""The label that names the packages an imported base image holds (a digest of BASE_PACKAGES)."""
+"""The label that names the packages an imported base image holds (a digest of BASE_PACKAGES and TRIMMED)."""
+TRIMMED = ("usr/share/doc", "usr/share/info", "usr/share/locale", "usr/share/man")
+"""Directories of the rootfs emptied after debootstrap, as slim Debian images do (the copyright files and the
+files directly in them are kept). Nothing in a sandbox reads them, and the engine's `docker diff`, which each
+verification asks for, walks the container's whole tree: its cost follows the number of paths."""
+_DPKG_TRIM = (
+    "".join(f"path-exclude=/{d}/*/*\n" for d in TRIMMED) + "path-include=/usr/share/doc/*/copyright\n"
+)
 
 
 def packages_digest() -> str:
-    """A short digest of BASE_PACKAGES: it names the cached rootfs and labels the image built from it, so a
-    change of the list builds both again."""
-    return hashlib.sha256(",".join(BASE_PACKAGES).encode()).hexdigest()[:12]
+    """A short digest of BASE_PACKAGES and TRIMMED: it names the cached rootfs and labels the image built from
+    it, so a change of either builds both again."""
+    return hashlib.sha256(",".join(BASE_PACKAGES + TRIMMED).encode()).hexdigest()[:12]
+
+
+def trim_rootfs(rootfs: Path) -> None:
+    """Empty the TRIMMED directories of `rootfs` (keeping each package's copyright and the files directly in
+    them) and tell dpkg to leave them empty for anything installed later."""
+    for name in TRIMMED:
+        top = rootfs / name
+        if not top.is_dir():
+            continue
+        for entry in top.iterdir():
+            if entry.is_symlink() or not entry.is_dir():
+                continue
+            for item in sorted(entry.rglob("*"), key=lambda p: len(p.parts), reverse=True):
+                if item.name == "copyright" and item.parent == entry and name == "usr/share/doc":
+                    continue
+                if item.is_dir() and not item.is_symlink():
+                    item.rmdir()
+                else:
+                    item.unlink()
+            if not any(entry.iterdir()):
+                entry.rmdir()
+    conf = rootfs / "etc/dpkg/dpkg.cfg.d"
+    conf.mkdir(parents=True, exist_ok=True)
+    (conf / "rsr-trim").write_text(_DPKG_TRIM)
 
 
 _NOT_CONTEXT = {
@@ -126,6 +157,7 @@ def build_base_image(
                 for item in (rootfs / junk).glob("*"):
                     if item.is_file():
                         item.unlink()
+            trim_rootfs(rootfs)
             partial = tarball.with_suffix(".partial")
             subprocess.run(["tar", "-C", str(rootfs), "-cf", str(partial), "."], check=True)
             partial.rename(tarball)
@@ -167,8 +199,11 @@ def map_image(image: str, client: docker.DockerClient, mapping: dict[str, str]) 
     )
 
 
-def rewrite_dockerfile(text: str, client: docker.DockerClient, mapping: dict[str, str]) -> str:
-    """The Dockerfile with every unavailable base image replaced by its mapped local image."""
+def rewrite_dockerfile(
+    text: str, client: docker.DockerClient, mapping: dict[str, str], used: list[str] | None = None
+) -> str:
+    """The Dockerfile with every unavailable base image replaced by its mapped local image (each local image
+    it builds on appended to `used`)."""
     stages: set[str] = set()
 
     def repl(match: re.Match) -> str:
@@ -178,7 +213,10 @@ def rewrite_dockerfile(text: str, client: docker.DockerClient, mapping: dict[str
             stages.add(alias.group(1).lower())
         if image.lower() in stages or image.lower() == "scratch":
             return match.group(0)
-        return f"{match.group(1)}{map_image(image, client, mapping)}{rest}"
+        local = map_image(image, client, mapping)
+        if used is not None:
+            used.append(local)
+        return f"{match.group(1)}{local}{rest}"
 
     return _FROM.sub(repl, text)
 
@@ -350,7 +388,8 @@ def task_image(client: docker.DockerClient, task: Task, settings: Settings) -> s
     """Build (or reuse) the task's image; a task without a Dockerfile runs on its image or the base image.
 
     The build context is a copy that holds nothing from outside the task (see `_ContextCopy`); the image tag
-    is a digest of that copy and the rewritten Dockerfile, so computing it reads nothing outside either."""
+    is a digest of that copy, the rewritten Dockerfile and the ids of the images it builds on, so computing it
+    reads nothing outside them."""
     ctx = environment_context(task)
     if ctx is None:
         return (
@@ -366,8 +405,11 @@ def task_image(client: docker.DockerClient, task: Task, settings: Settings) -> s
             raise ImageError(f"task {task.task_id}: cannot copy the build context: {exc}") from None
         # Read from the copy, where every link stays inside the copy.
         text = (build_ctx / "Dockerfile").read_text()
-        rewritten = rewrite_dockerfile(text, client, settings.image_map)
+        bases: list[str] = []
+        rewritten = rewrite_dockerfile(text, client, settings.image_map, bases)
         digest = hashlib.sha256(rewritten.encode())
+        for base in bases:  # a rebuilt base image (new packages) builds the task's image again
+            digest.update(b"B" + str(client.images.get(base).id).encode() + b"\0")
         context_digest(build_ctx, digest)
         tag = f"rsr-task-{re.sub(r'[^a-z0-9_.-]', '-', task.task_id.lower())}:{digest.hexdigest()[:12]}"
         if image_exists(client, tag):

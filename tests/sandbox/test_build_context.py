@@ -22,7 +22,7 @@ def built(docker_engine):
     """Tags built by a test, removed afterwards."""
     tags: list[str] = []
     yield tags
-    for tag in tags:
+    for tag in dict.fromkeys(tags):
         docker_engine.images.remove(tag, force=True)
 
 
@@ -128,3 +128,26 @@ def test_discover_refuses_a_task_dir_with_a_link_out_of_it(store, tmp_path):
     os.symlink("/etc/shadow", task_dir / "environment" / "shadow_link")
     with pytest.raises(TaskNotFound, match="environment/shadow_link: symlink to /etc/shadow"):
         resolve_task(store, str(task_dir))
+
+
+def test_a_rebuilt_base_image_builds_the_task_image_again(docker_engine, built, tmp_path):
+    """The tag covers the ids of the images a task builds on: a base rebuilt under the same name (new packages,
+    a trimmed rootfs) is not hidden by the task image cached from the old one."""
+    base = f"rsr-test-base-{uuid.uuid4().hex[:8]}:x"
+    built.append(base)
+    task_dir = harbor_task(tmp_path / "on-base", name=f"on-base-{uuid.uuid4().hex[:8]}")
+    (task_dir / "environment" / "Dockerfile").write_text(f"FROM {base}\nCOPY . /ctx/\n")
+    task = read_harbor_task(task_dir)
+    docker_engine.images.get("rsr-base:bookworm").tag(base)
+    first = task_image(docker_engine, task, Settings.from_env())
+    built.append(first)
+    box = docker_engine.containers.run(
+        "rsr-base:bookworm", ["sh", "-c", "echo v2 > /base-version"], detach=True
+    )
+    box.wait()
+    box.commit(*base.split(":"))
+    box.remove()
+    second = task_image(docker_engine, task, Settings.from_env())
+    built.append(second)
+    assert second != first
+    assert _run(docker_engine, second, "cat /base-version") == "v2\n"

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from rsr_core.ingest.tasks import read_tb1_task
-from rsr_core.sandbox.images import ImageError, map_image, rewrite_dockerfile
+from rsr_core.sandbox.images import ImageError, map_image, rewrite_dockerfile, trim_rootfs
 from rsr_core.sandbox.verifier import parse_pytest, run_verifier
 from rsr_core.settings import DEFAULT_IMAGE_MAP, Settings
 from tests.docker_support import run_solution
@@ -26,6 +28,41 @@ def test_image_map_from_settings():
     )
     with pytest.raises(ValueError, match="RSR_IMAGE_MAP"):
         Settings.from_env({"RSR_IMAGE_MAP": "nonsense"})
+
+
+def test_the_base_rootfs_is_trimmed_of_docs_manuals_and_translations(tmp_path):
+    files = [
+        "usr/share/doc/bash/copyright",
+        "usr/share/doc/bash/README.gz",
+        "usr/share/doc/bash/examples/x.sh",
+        "usr/share/man/man1/ls.1.gz",
+        "usr/share/locale/de/LC_MESSAGES/coreutils.mo",
+        "usr/share/locale/locale.alias",
+        "usr/share/info/dir",
+        "usr/share/zoneinfo/UTC",
+        "usr/bin/ls",
+    ]
+    for name in files:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(name)
+    os.symlink("bash", tmp_path / "usr/share/doc/bash-alias")
+    trim_rootfs(tmp_path)
+    kept = sorted(
+        str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if not p.is_dir() or p.is_symlink()
+    )
+    assert kept == [
+        "etc/dpkg/dpkg.cfg.d/rsr-trim",
+        "usr/bin/ls",
+        "usr/share/doc/bash-alias",
+        "usr/share/doc/bash/copyright",
+        "usr/share/info/dir",
+        "usr/share/locale/locale.alias",
+        "usr/share/zoneinfo/UTC",
+    ]
+    assert not (tmp_path / "usr/share/man/man1").exists()
+    assert (
+        "path-include=/usr/share/doc/*/copyright" in (tmp_path / "etc/dpkg/dpkg.cfg.d/rsr-trim").read_text()
+    )
 
 
 @pytest.mark.docker
