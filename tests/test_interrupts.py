@@ -271,6 +271,7 @@ def test_a_ctrl_c_inside_a_forks_hooks_is_raised_after_the_fork():
         text=True,
         timeout=60,
         cwd=Path(__file__).parents[1],
+        preexec_fn=sigint_default,
     )
     assert done.stdout.strip() == "interrupted after the fork", (done.stdout, done.stderr)
     assert "Exception ignored" not in done.stderr and "Traceback" not in done.stderr, done.stderr
