@@ -26,6 +26,8 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.version import Version
 
+from rsr_core.store import Store
+
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data"
 LOCK = ROOT / "constraints.txt"
@@ -309,12 +311,38 @@ def test_help_imports_no_heavy_module(args, tmp_path):
         [str(rsr), *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
     )
     assert proc.returncode == 0 and "usage: rsr" in proc.stdout
+    imported = _imported(proc)
+    heavy = sorted(m for m in imported if m.split(".")[0] in HEAVY_MODULES)
+    assert heavy == [], f"rsr {' '.join(args)} imports {heavy}"
+
+
+def _imported(proc: subprocess.CompletedProcess) -> set[str]:
+    """The modules a process run with PYTHONPROFILEIMPORTTIME imported."""
     imported = {
         line.rsplit("|", 1)[1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")
     }
     assert len(imported) > 20, "no import log: PYTHONPROFILEIMPORTTIME had no effect"
-    heavy = sorted(m for m in imported if m.split(".")[0] in HEAVY_MODULES)
-    assert heavy == [], f"rsr {' '.join(args)} imports {heavy}"
+    return imported
+
+
+@pytest.mark.parametrize(
+    "args", [["list"], ["show", "nothing-by-this-id"], ["stats", "summary"], ["jobs", "list"]]
+)
+def test_reading_commands_import_no_arrow(args, tmp_path):
+    """A command that only reads the store never loads Arrow (nor numpy behind it): it is most of a short
+    command's start, and only writes and exports need it."""
+    db = tmp_path / "rsr.duckdb"
+    Store(db).close()
+    env = {**os.environ, "PYTHONPROFILEIMPORTTIME": "1"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "rsr_core.cli", *args, "--db", str(db)],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode in (0, 1), proc.stderr[-2000:]
+    imported = _imported(proc)
+    assert "duckdb" in imported  # the command did read the store
+    arrow = sorted(m for m in imported if m.split(".")[0] in ("pyarrow", "numpy", "pandas"))
+    assert arrow == [], f"rsr {' '.join(args)} imports {arrow[:5]}"
 
 
 def test_every_subpackage_is_listed_for_the_wheel():

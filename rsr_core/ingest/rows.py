@@ -13,7 +13,7 @@ from typing import Any
 import pyarrow as pa
 
 from rsr_core.models import Trajectory
-from rsr_core.store import columns
+from rsr_core.store import arrow_rows
 
 TABLES = ("trajectories", "steps", "actions", "commands", "search_terms")
 
@@ -71,7 +71,7 @@ def build_rows(trajectories: list[Trajectory]) -> list[Rows]:
     The models' steps are dropped afterwards: the rows hold them, and models without steps are cheap to send
     between processes.
     """
-    tables, counts = columns.located_tables(trajectories)
+    tables, counts = arrow_rows.located_tables(trajectories)
     offsets = dict.fromkeys(TABLES, 0)
     out = []
     for traj, lengths in zip(trajectories, counts, strict=True):
@@ -89,7 +89,7 @@ def gather(rows: list[tuple[Rows, str]]) -> dict[str, pa.Table]:
     a few large Arrow chunks (it pays a cost per chunk, which a slice per trajectory would multiply).
     """
     if not rows:
-        return columns.trajectory_tables([])
+        return arrow_rows.trajectory_tables([])
     parts: list[dict[str, pa.Table]] = []
     run_start: Rows | None = None
     run_last: Rows | None = None

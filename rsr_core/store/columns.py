@@ -1,18 +1,14 @@
-"""Models -> Arrow tables for bulk inserts (column lists, never row-by-row SQL)."""
+"""The stored columns of trajectories and steps: their names, the search terms of a text, the values derived
+from a model (usage, duration), and a stored row read back into a model. The Arrow side is `arrow_rows`."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable
 from datetime import UTC, datetime
-from operator import attrgetter
 from typing import Any
 
-import pyarrow as pa
-
-from rsr_core.formats.commands import split_commands
-from rsr_core.formats.training import TRAINING_RULE, stored_training
-from rsr_core.models import SCHEMA_VERSION, Command, Step, Task, Trajectory
+from rsr_core.models import Command, Step, Trajectory
 
 # Search terms: the words of messages, observations and commands, lower-cased, as maximal runs of
 # [a-z0-9_.-/] of 2..64 characters; one row per (term, trajectory). (The same terms as a DuckDB regexp_split
@@ -31,21 +27,11 @@ def words(text: str) -> list[str]:
     return [w.decode("ascii") for w in raw.split()]
 
 
-def _term_rows(tid: str, texts: list[str], out: list[tuple]) -> None:
+def term_rows(tid: str, texts: list[str], out: list[tuple]) -> None:
     """Append the (term, trajectory) rows of one trajectory's texts to `out`."""
     raw = "\n".join(texts).replace("\u0130", "i").lower().encode("utf-8", "surrogatepass").translate(_DELIMIT)
     terms = sorted(w.decode("ascii") for w in set(raw.split()) if TERM_MIN <= len(w) <= TERM_MAX)
     out.extend([(term, tid) for term in terms])
-
-
-_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
-"""`json.dumps(value, ensure_ascii=False, default=str)` without building an encoder each call (a row per step)."""
-
-
-def _json(value: Any) -> str | None:
-    if not value:
-        return None
-    return _ENCODER.encode(value)
 
 
 def _number(value: Any) -> float | None:
@@ -96,124 +82,6 @@ def duration_s(started: str | None, finished: str | None) -> float | None:
     return (b - a).total_seconds()
 
 
-def trajectory_tables(trajectories: list[Trajectory]) -> dict[str, pa.Table]:
-    """Arrow tables for the trajectories, steps, actions, commands and search_terms rows of these trajectories."""
-    return located_tables(trajectories)[0]
-
-
-def located_tables(trajectories: list[Trajectory]) -> tuple[dict[str, pa.Table], list[dict[str, int]]]:
-    """`trajectory_tables` plus, per trajectory in order, its number of rows in each table.
-
-    Rows are gathered as tuples and transposed once (zip), then each column becomes one Arrow array.
-    """
-    counts: list[dict[str, int]] = []
-    traj_rows: list[tuple] = []
-    step_rows: list[tuple] = []
-    act_rows: list[tuple] = []
-    cmd_rows: list[tuple] = []
-    term_rows: list[tuple] = []
-    step_values = attrgetter(*STEP_FIELDS)
-    traj_values = attrgetter(*TRAJECTORY_FIELDS)
-    for traj in trajectories:
-        tid = traj.trajectory_id
-        seq = n_actions = n_agent = 0
-        texts: list[str] = []
-        for step in traj.steps:
-            index = step.index
-            step_rows.append((tid, index, *step_values(step), _json(step.extra)))
-            texts.append(step.message or "")
-            if step.observation:
-                texts.append(step.observation)
-            if step.source != "agent":
-                continue
-            n_agent += 1
-            n_actions += len(step.commands)
-            for a_idx, cmd in enumerate(step.commands):
-                keys = cmd.keystrokes
-                act_rows.append((tid, index, a_idx, cmd.function_name, keys, cmd.duration))
-                for text in split_commands(keys):
-                    cmd_rows.append((tid, seq, index, a_idx, text))
-                    texts.append(text)
-                    seq += 1
-        before = len(term_rows)
-        _term_rows(tid, texts, term_rows)
-        counts.append(
-            {
-                "trajectories": 1,
-                "steps": len(traj.steps),
-                "actions": n_actions,
-                "commands": seq,
-                "search_terms": len(term_rows) - before,
-            }
-        )
-        changed = [c.model_dump() for c in traj.changed_paths]
-        traj_rows.append(
-            (
-                *traj_values(traj),
-                len(traj.steps),
-                seq,
-                _json(traj.extra),
-                _json(changed),
-                SCHEMA_VERSION,
-                *usage_of(traj),
-                duration_s(traj.started_at, traj.finished_at),
-                TRAINING_RULE,
-                *stored_training(traj),
-                n_agent,
-            )
-        )
-    tables = {
-        "trajectories": rows_table(traj_rows, TRAJECTORY_SCHEMA),
-        "steps": rows_table(step_rows, STEP_SCHEMA),
-        "actions": rows_table(act_rows, ACTION_SCHEMA),
-        "commands": rows_table(cmd_rows, COMMAND_SCHEMA),
-        "search_terms": rows_table(term_rows, SEARCH_TERM_SCHEMA),
-    }
-    return tables, counts
-
-
-def rows_table(rows: list[tuple], schema: pa.Schema) -> pa.Table:
-    """An Arrow table from row tuples in schema order."""
-    if not rows:
-        return schema.empty_table()
-    columns = zip(*rows, strict=True)
-    return pa.Table.from_arrays(
-        [pa.array(col, type=field.type) for col, field in zip(columns, schema, strict=True)], schema=schema
-    )
-
-
-def task_table(tasks: list[Task], content_hash: str | None = None) -> pa.Table:
-    """Arrow rows for the tasks table."""
-    cols: dict[str, list] = {k: [] for k in TASK_SCHEMA.names}
-    for task in tasks:
-        for name in TASK_SCHEMA.names:
-            if name == "content_hash":
-                cols[name].append(content_hash)
-            else:
-                cols[name].append(getattr(task, name))
-    return pa.table(cols, schema=TASK_SCHEMA)
-
-
-def task_files_table(task: Task) -> pa.Table:
-    """Arrow rows for the hidden / environment files of one task."""
-    return pa.table(
-        {
-            "task_id": [task.task_id] * len(task.files),
-            "role": [f.role for f in task.files],
-            "path": [f.path for f in task.files],
-            "content": [f.content for f in task.files],
-        },
-        schema=pa.schema(
-            [
-                ("task_id", pa.string()),
-                ("role", pa.string()),
-                ("path", pa.string()),
-                ("content", pa.large_string()),
-            ]
-        ),
-    )
-
-
 TRAJECTORY_FIELDS = (
     "trajectory_id",
     "session_id",
@@ -253,37 +121,6 @@ TRAJECTORY_COLUMNS = (
     "training_why",
     "agent_steps",
 )
-_S, _LS = pa.string(), pa.large_string()
-TRAJECTORY_SCHEMA = pa.schema(
-    [
-        (
-            n,
-            pa.float64()
-            if n == "reward"
-            else pa.bool_()
-            if n in ("scripted", "verifier_tampered")
-            else _LS
-            if n in ("instruction", "verifier_output", "exception")
-            else _S,
-        )
-        for n in TRAJECTORY_FIELDS
-    ]
-    + [
-        ("n_steps", pa.int32()),
-        ("n_commands", pa.int32()),
-        ("extra", _LS),
-        ("changed_paths", _LS),
-        ("schema_version", pa.int32()),
-        ("prompt_tokens", pa.int64()),
-        ("completion_tokens", pa.int64()),
-        ("cost_usd", pa.float64()),
-        ("duration_s", pa.float64()),
-        ("training_rule", pa.int32()),
-        ("training_key", pa.binary()),
-        ("training_why", _S),
-        ("agent_steps", pa.int32()),
-    ]
-)
 STEP_FIELDS = (
     "source",
     "message",
@@ -302,70 +139,6 @@ STEP_FIELDS = (
     "cost_usd",
 )
 STEP_COLUMNS = ("trajectory_id", "step_index", *STEP_FIELDS, "extra")
-_STEP_TYPES = {
-    "task_complete": pa.bool_(),
-    "harness_control": pa.bool_(),
-    "private_guidance": pa.bool_(),
-    "copied_context": pa.bool_(),
-    "prompt_tokens": pa.int64(),
-    "completion_tokens": pa.int64(),
-    "cost_usd": pa.float64(),
-    "message": _LS,
-    "observation": _LS,
-    "reasoning": _LS,
-    "analysis": _LS,
-    "plan": _LS,
-}
-STEP_SCHEMA = pa.schema(
-    [("trajectory_id", _S), ("step_index", pa.int32())]
-    + [(n, _STEP_TYPES.get(n, _S)) for n in STEP_FIELDS]
-    + [("extra", _LS)]
-)
-ACTION_SCHEMA = pa.schema(
-    [
-        ("trajectory_id", _S),
-        ("step_index", pa.int32()),
-        ("action_index", pa.int32()),
-        ("function_name", _S),
-        ("keystrokes", _LS),
-        ("duration", pa.float64()),
-    ]
-)
-SEARCH_TERM_SCHEMA = pa.schema([("term", _S), ("trajectory_id", _S)])
-COMMAND_SCHEMA = pa.schema(
-    [
-        ("trajectory_id", _S),
-        ("seq", pa.int32()),
-        ("step_index", pa.int32()),
-        ("action_index", pa.int32()),
-        ("command", _LS),
-    ]
-)
-TASK_SCHEMA = pa.schema(
-    [
-        ("task_id", _S),
-        ("name", _S),
-        ("instruction", _LS),
-        ("category", _S),
-        ("difficulty", _S),
-        ("tags", pa.list_(_S)),
-        ("source_format", _S),
-        ("path", _S),
-        ("docker_image", _S),
-        ("cpus", pa.float64()),
-        ("memory_mb", pa.int32()),
-        ("allow_internet", pa.bool_()),
-        ("storage_mb", pa.int32()),
-        ("pids_limit", pa.int32()),
-        ("max_files", pa.int32()),
-        ("cap_add", pa.list_(_S)),
-        ("agent_timeout_sec", pa.float64()),
-        ("verifier_timeout_sec", pa.float64()),
-        ("verifier_allow_changes", pa.list_(_S)),
-        ("content_hash", _S),
-        ("schema_version", pa.int32()),
-    ]
-)
 
 
 DERIVED_COLUMNS = frozenset(

@@ -6,7 +6,6 @@ import json
 from typing import Any
 
 import duckdb
-import pyarrow as pa
 
 from rsr_core.store.sql import one, registered, row_as_dict, rows_as_dicts, scalar
 from rsr_core.vocabulary import JOB_STATUSES, UNIT_STATUSES
@@ -98,6 +97,8 @@ def add_units(
     """Insert (unit_id, kind, payload) rows that do not exist yet; returns how many were new."""
     if not units:
         return 0
+    import pyarrow as pa  # here, not at the top: reading jobs (`rsr jobs list`) needs no Arrow
+
     table = pa.table(
         {
             "unit_id": [u[0] for u in units],

@@ -10,17 +10,20 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 import duckdb
-import pyarrow as pa
 
 from rsr_core.errors import RsrError
 from rsr_core.models import Task, Trajectory
-from rsr_core.store import columns, queries
+from rsr_core.store import queries
 from rsr_core.store.host import Attachment, attach
 from rsr_core.store.migrations import LATEST_VERSION, MIGRATIONS
 from rsr_core.store.sql import one, registered, scalar
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 
 class StoreBusyError(RsrError):
@@ -168,6 +171,14 @@ def _foreign(path: str, tables: list[str]) -> str:
 
 DEFAULT_WAIT_S = 30.0
 Waiting = Callable[[str], None]
+
+
+def _arrow() -> ModuleType:
+    """The Arrow side of the store (`arrow_rows`), loaded by the first write: a command that only reads never
+    needs Arrow, and loading it is a good part of a short command's start."""
+    from rsr_core.store import arrow_rows
+
+    return arrow_rows
 
 
 class Store:
@@ -389,7 +400,7 @@ class Store:
         ids = list(set(trajectory_ids))
         if not ids:
             return {}
-        table = pa.table({"trajectory_id": pa.array(ids, pa.string())})
+        table = _arrow().id_table("trajectory_id", ids)
         with self.reading() as cur, registered(cur, "_ids", table):
             rows = cur.execute(
                 "SELECT t.trajectory_id, t.content_hash FROM trajectories t JOIN _ids USING (trajectory_id)"
@@ -403,7 +414,7 @@ class Store:
             return set()
         with (
             self.reading() as cur,
-            registered(cur, "_tids", pa.table({"task_id": pa.array(ids, pa.string())})),
+            registered(cur, "_tids", _arrow().id_table("task_id", ids)),
         ):
             rows = cur.execute("SELECT task_id FROM tasks JOIN _tids USING (task_id)").fetchall()
         return {r[0] for r in rows}
@@ -417,7 +428,7 @@ class Store:
         """
         if not trajectories:
             return 0
-        return self.write_tables(columns.trajectory_tables(trajectories), trajectories, cur)
+        return self.write_tables(_arrow().trajectory_tables(trajectories), trajectories, cur)
 
     def write_tables(
         self,
@@ -425,7 +436,7 @@ class Store:
         trajectories: list[Trajectory],
         cur: duckdb.DuckDBPyConnection | None = None,
     ) -> int:
-        """Store rows already built by `columns.trajectory_tables` (e.g. in ingest's parser processes),
+        """Store rows already built by `arrow_rows.trajectory_tables` (e.g. in ingest's parser processes),
         search terms included.
 
         `trajectories` are the same trajectories (their steps may be left out): they name the tasks to add
@@ -446,10 +457,10 @@ class Store:
             if traj.task_id and traj.task_id not in wanted:
                 wanted[traj.task_id] = traj.instruction
         if not wanted:
-            return columns.task_table([])
+            return _arrow().task_table([])
         known = self.known_task_ids(wanted)
         stubs = [Task(task_id=t, instruction=ins) for t, ins in wanted.items() if t not in known]
-        return columns.task_table(stubs)
+        return _arrow().task_table(stubs)
 
     def write_task(self, task: Task, content_hash: str) -> str:
         """Store or refresh a task directory's data; returns 'added', 'updated' or 'unchanged'.
@@ -464,7 +475,7 @@ class Store:
         one query per table whatever their number; the status of each, in order. A task named twice is
         stored as its last copy."""
         ids = list(dict.fromkeys(task.task_id for task, _ in tasks))
-        with registered(cur, "_write_task_ids", pa.table({"task_id": pa.array(ids, pa.string())})) as name:
+        with registered(cur, "_write_task_ids", _arrow().id_table("task_id", ids)) as name:
             stored = dict(
                 cur.execute(f"SELECT task_id, content_hash FROM tasks JOIN {name} USING (task_id)").fetchall()
             )
@@ -481,14 +492,13 @@ class Store:
             changed[task.task_id] = (task, content_hash)
         if not changed:
             return statuses
-        gone = pa.table({"task_id": pa.array(list(changed), pa.string())})
+        gone = _arrow().id_table("task_id", list(changed))
         with registered(cur, "_changed_task_ids", gone) as name:
             cur.execute(f"DELETE FROM tasks WHERE task_id IN (SELECT task_id FROM {name})")
             cur.execute(f"DELETE FROM task_files WHERE task_id IN (SELECT task_id FROM {name})")
-        self._insert(cur, "tasks", pa.concat_tables(columns.task_table([t], h) for t, h in changed.values()))
-        self._insert(
-            cur, "task_files", pa.concat_tables(columns.task_files_table(t) for t, _ in changed.values())
-        )
+        tasks_rows, files_rows = _arrow().tasks_tables(list(changed.values()))
+        self._insert(cur, "tasks", tasks_rows)
+        self._insert(cur, "task_files", files_rows)
         return statuses
 
     # -- reads (SQL lives in queries.py) --------------------------------------------------------

@@ -18,7 +18,7 @@ from rsr_core.export.training_keys import store_training_keys
 from rsr_core.formats.training import TRAINING_RULE, messages_key, stored_training, training_row
 from rsr_core.ingest.runner import ingest_paths
 from rsr_core.models import Command, Step, Task, Trajectory
-from rsr_core.store import Store, columns
+from rsr_core.store import Store, arrow_rows
 from rsr_core.store.export_queries import read_trajectories
 from rsr_core.store.migrations import MIGRATIONS
 from tests.export.corpus import trajectory
@@ -155,7 +155,7 @@ def _v4_database(path: Path, trajectories: list[Trajectory]) -> None:
     for version, name, sql in MIGRATIONS[:4]:
         con.execute(sql)
         con.execute("INSERT INTO schema_migrations VALUES (?, ?, current_timestamp)", [version, name])
-    for name, table in columns.trajectory_tables(trajectories).items():
+    for name, table in arrow_rows.trajectory_tables(trajectories).items():
         if name == "trajectories":
             table = table.drop_columns(NEW_IN_5)
         con.register("rows_v4", table)
