@@ -62,14 +62,15 @@ def trim_rootfs(rootfs: Path) -> None:
         top = rootfs / name
         if not top.is_dir():
             continue
+        keep = "copyright" if name == "usr/share/doc" else None
         for entry in top.iterdir():
             if entry.is_symlink() or not entry.is_dir():
                 continue
-            for item in sorted(entry.rglob("*"), key=lambda p: len(p.parts), reverse=True):
-                if item.name == "copyright" and item.parent == entry and name == "usr/share/doc":
+            for item in entry.iterdir():
+                if item.name == keep:
                     continue
                 if item.is_dir() and not item.is_symlink():
-                    item.rmdir()
+                    shutil.rmtree(item)
                 else:
                     item.unlink()
             if not any(entry.iterdir()):
@@ -104,11 +105,15 @@ class ImageError(RsrError):
 
 def image_exists(client: docker.DockerClient, name: str) -> bool:
     """Is the image present locally?"""
+    return _image_id(client, name) is not None
+
+
+def _image_id(client: docker.DockerClient, name: str) -> str | None:
+    """The id of the local image `name`, None when it is not present."""
     try:
-        client.images.get(name)
-        return True
+        return str(client.images.get(name).id)
     except docker.errors.ImageNotFound:
-        return False
+        return None
 
 
 def tarball_path(settings: Settings) -> Path:
@@ -182,28 +187,34 @@ def build_base_image(
 
 def map_image(image: str, client: docker.DockerClient, mapping: dict[str, str]) -> str:
     """A local image for `image`: itself when present, else its RSR_IMAGE_MAP replacement."""
-    if image_exists(client, image):
-        return image
+    return _local_image(image, client, mapping)[0]
+
+
+def _local_image(image: str, client: docker.DockerClient, mapping: dict[str, str]) -> tuple[str, str | None]:
+    """`map_image` and the id of the image it names (None when a replacement is not present either)."""
+    found = _image_id(client, image)
+    if found is not None:
+        return image, found
     name = image.split("@")[0]
     repo = name.rsplit(":", 1)[0] if ":" in name.rsplit("/", 1)[-1] else name
     if image in mapping:
-        return mapping[image]
+        return mapping[image], _image_id(client, mapping[image])
     if repo in mapping:
-        return mapping[repo]
+        return mapping[repo], _image_id(client, mapping[repo])
     last = repo.rsplit("/", 1)[-1]
     for key, local in mapping.items():
         if last.startswith(key):
-            return local
+            return local, _image_id(client, local)
     raise ImageError(
         f"image {image!r} is not present and cannot be pulled offline; map it with RSR_IMAGE_MAP={repo}=LOCAL_IMAGE"
     )
 
 
 def rewrite_dockerfile(
-    text: str, client: docker.DockerClient, mapping: dict[str, str], used: list[str] | None = None
+    text: str, client: docker.DockerClient, mapping: dict[str, str], used: list[str | None] | None = None
 ) -> str:
-    """The Dockerfile with every unavailable base image replaced by its mapped local image (each local image
-    it builds on appended to `used`)."""
+    """The Dockerfile with every unavailable base image replaced by its mapped local image (the id of each
+    local image it builds on appended to `used`, None for one that is not present)."""
     stages: set[str] = set()
 
     def repl(match: re.Match) -> str:
@@ -213,9 +224,9 @@ def rewrite_dockerfile(
             stages.add(alias.group(1).lower())
         if image.lower() in stages or image.lower() == "scratch":
             return match.group(0)
-        local = map_image(image, client, mapping)
+        local, image_id = _local_image(image, client, mapping)
         if used is not None:
-            used.append(local)
+            used.append(image_id)
         return f"{match.group(1)}{local}{rest}"
 
     return _FROM.sub(repl, text)
@@ -405,11 +416,11 @@ def task_image(client: docker.DockerClient, task: Task, settings: Settings) -> s
             raise ImageError(f"task {task.task_id}: cannot copy the build context: {exc}") from None
         # Read from the copy, where every link stays inside the copy.
         text = (build_ctx / "Dockerfile").read_text()
-        bases: list[str] = []
+        bases: list[str | None] = []
         rewritten = rewrite_dockerfile(text, client, settings.image_map, bases)
         digest = hashlib.sha256(rewritten.encode())
-        for base in bases:  # a rebuilt base image (new packages) builds the task's image again
-            digest.update(b"B" + str(client.images.get(base).id).encode() + b"\0")
+        for base_id in bases:  # a rebuilt base image (new packages) builds the task's image again
+            digest.update(b"B" + (base_id or "").encode() + b"\0")
         context_digest(build_ctx, digest)
         tag = f"rsr-task-{re.sub(r'[^a-z0-9_.-]', '-', task.task_id.lower())}:{digest.hexdigest()[:12]}"
         if image_exists(client, tag):

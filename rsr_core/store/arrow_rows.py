@@ -128,6 +128,9 @@ TASK_SCHEMA = pa.schema(
 )
 
 
+TASK_FILES_SCHEMA = pa.schema([("task_id", _S), ("role", _S), ("path", _S), ("content", _LS)])
+
+
 def trajectory_tables(trajectories: list[Trajectory]) -> dict[str, pa.Table]:
     """Arrow tables for the trajectories, steps, actions, commands and search_terms rows of these trajectories."""
     return located_tables(trajectories)[0]
@@ -235,14 +238,7 @@ def task_files_table(task: Task) -> pa.Table:
             "path": [f.path for f in task.files],
             "content": [f.content for f in task.files],
         },
-        schema=pa.schema(
-            [
-                ("task_id", pa.string()),
-                ("role", pa.string()),
-                ("path", pa.string()),
-                ("content", pa.large_string()),
-            ]
-        ),
+        schema=TASK_FILES_SCHEMA,
     )
 
 
