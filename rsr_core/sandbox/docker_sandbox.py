@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -41,10 +42,28 @@ DEFAULT_STORAGE_MB = 4096
 DEFAULT_MAX_FILES = 100_000  # files and directories in the writable layer; a large npm or pip install fits
 DEFAULT_BUDGET_S = 1800.0
 DEFAULT_SHELL_TIMEOUT_S = 120.0
+FREEZE_ATTEMPTS = 5
+FREEZE_RETRY_S = 0.2
+"""runc gives up freezing a cgroup whose processes do not all stop in time (processes still exiting after a
+`kill -9 -1`, on a loaded machine) and reports "unable to freeze"; a later attempt finds them gone."""
 # What terminal tasks need as root: own and chmod any file, write where root writes, signal processes, switch
 # users (su, apt's sandbox user), bind ports below 1024. Not granted: MKNOD, NET_RAW, SETFCAP, SETPCAP,
 # SYS_CHROOT, AUDIT_WRITE (Docker's defaults) and everything else; a task adds some with [environment] cap_add.
 DEFAULT_CAPS = ("CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID", "NET_BIND_SERVICE")
+
+
+def freeze_container(container: Container, attempts: int = FREEZE_ATTEMPTS) -> None:
+    """Pause `container` (a paused one stays paused), trying again while runc cannot freeze it in time."""
+    for attempt in range(1, attempts + 1):
+        try:
+            container.pause()
+            return
+        except docker.errors.APIError as exc:
+            if "already paused" in str(exc):
+                return
+            if "unable to freeze" not in str(exc) or attempt == attempts:
+                raise SandboxFailure(f"cannot freeze the sandbox: {exc.explanation or exc}") from None
+        time.sleep(FREEZE_RETRY_S * attempt)
 
 
 def keepalive(seconds: int) -> str:
@@ -268,11 +287,7 @@ class DockerSandbox:
         """Stop every process in the sandbox at once (cgroup freezer); idempotent."""
         with self._lock:
             if not self.frozen:
-                try:
-                    self._require().pause()
-                except docker.errors.APIError as exc:
-                    if "already paused" not in str(exc):
-                        raise SandboxFailure(f"cannot freeze the sandbox: {exc.explanation or exc}") from None
+                freeze_container(self._require())
                 self.frozen = True
 
     def thaw(self) -> None:
