@@ -9,6 +9,10 @@ EXTRAS  := dev,ray
 DEMO_DB ?= data/rsr.duckdb
 PORT    ?= 8501
 ADDRESS ?= localhost
+# One test worker more than the machine has cores (at most 8): the suite's tests spend part of their time
+# waiting on containers, the browser and the scripted model's latency, and a third worker on two cores runs
+# while the others wait (benchmarks/RESULTS.md, "Test suite time").
+TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$(( n + 1 < 8 ? n + 1 : 8 )))
 
 .PHONY: app test check fmt bench lock venv pythons side-venvs docker base-image chromium compiler demo-db clean
 
@@ -63,11 +67,11 @@ app: venv demo-db
 	$(BIN)/rsr app --db $(DEMO_DB) --port $(PORT) --address $(ADDRESS)
 
 ## Set up everything the tests need (venvs, Docker engine, base image, chromium) and run them: the whole suite
-## on the default Python (two workers, each test module on one of them, so that its fixtures start once, the longest modules first: tests/conftest.py), then the suite without Docker and browser on 3.12 (lowest declared versions) and 3.13
+## on the default Python (TEST_WORKERS workers, each test module on one of them, so that its fixtures start once, the longest modules first: tests/conftest.py), then the suite without Docker and browser on 3.12 (lowest declared versions) and 3.13
 ## (the lock), each with the wheel installed in a fresh venv (scripts/test_pythons.sh)
 test: venv pythons side-venvs docker base-image chromium compiler
 	$(call timed,check,$(MAKE) --no-print-directory check)
-	$(call timed,pytest,$(BIN)/pytest -q -n 2 --dist loadscope --no-loadscope-reorder)
+	$(call timed,pytest,$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder)
 	$(call timed,other Pythons,scripts/test_pythons.sh)
 
 ## Refresh constraints.txt from a fresh resolution of pyproject.toml (with dev and ray) for Python 3.11, every package

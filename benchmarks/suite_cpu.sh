@@ -2,7 +2,7 @@
 # The test suite's wall time beside the CPU it kept busy: both cores' busy and idle time from /proc/stat,
 # read before and after the command (Linux only; other work on the machine counts too, so run it quiet).
 #
-#   benchmarks/suite_cpu.sh LOG .venv/bin/pytest -q -n 2 --dist loadscope --no-loadscope-reorder --durations=0
+#   benchmarks/suite_cpu.sh LOG .venv/bin/pytest -q -n 3 --dist loadscope --no-loadscope-reorder --durations=0
 #
 # Writes the command's output to LOG and appends "rc=... wall_s=... busy_s=... idle_s=... engine_s=..." to it;
 # engine_s is the CPU of dockerd and containerd with the helpers they ran and waited for (/proc/PID/stat).

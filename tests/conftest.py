@@ -31,7 +31,7 @@ LONGEST_FIRST = (
 )
 """The modules that take longest, in that order. `make test` hands whole modules to its workers in the order
 collected (`--dist loadscope --no-loadscope-reorder`); started first, they end beside the short ones instead of
-one worker finishing a long module alone while the other waits."""
+one worker finishing a long module alone while the others wait."""
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
