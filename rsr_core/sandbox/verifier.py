@@ -99,9 +99,11 @@ def clean_env(sandbox: DockerSandbox, extra: dict[str, str] | None = None) -> st
     return "env -i " + " ".join(shlex.quote(f"{k}={v}") for k, v in sorted(env.items()))
 
 
-def _fresh_test_dirs(sandbox: DockerSandbox, files: dict[str, str], dirs: tuple[str, ...]) -> str | None:
-    """Remove what is at /tests and /logs/verifier, check with the engine, unpack the hidden files; returns a
-    problem or None."""
+def _fresh_test_dirs(
+    sandbox: DockerSandbox, files: dict[str, str], dirs: tuple[str, ...], plugin: VerdictPlugin
+) -> str | None:
+    """Remove what is at /tests and /logs/verifier, check with the engine, and unpack the hidden files and the
+    verdict plugin (in a directory that must not exist yet) in one archive; returns a problem or None."""
     sandbox.shell(CLEAR, timeout_s=SHELL_SLACK_S)
     fs = sandbox.fs
     for path in ("/tests", "/logs/verifier"):
@@ -110,7 +112,12 @@ def _fresh_test_dirs(sandbox: DockerSandbox, files: dict[str, str], dirs: tuple[
     logs = fs.stat("/logs")
     if logs is not None and not logs.is_dir:
         return "/logs could not be made a directory before the tests"
-    sandbox.put_files(files, "/tests", dirs=dirs)
+    if fs.stat(plugin.directory) is not None:
+        return f"{plugin.directory} existed before the tests"
+    # One archive: the engine re-executes a helper to unpack each one.
+    unpacked = {f"tests/{rel}": content for rel, content in files.items()}
+    unpacked.update({f"{plugin.directory.strip('/')}/{rel}": c for rel, c in plugin.files().items()})
+    sandbox.put_files(unpacked, "/", dirs=dirs)
     return None
 
 
@@ -178,22 +185,17 @@ def run_verifier(sandbox: DockerSandbox, task: Task) -> VerifierResult:
         image_env, _ = image_config(sandbox)
         if harbor:
             files = {p.removeprefix("tests/"): c for p, c in tests.items()}
-            problem = _fresh_test_dirs(sandbox, files, ("/logs/verifier", "/logs/agent"))
+            problem = _fresh_test_dirs(sandbox, files, ("/logs/verifier", "/logs/agent"), plugin)
             script, env = "/tests/test.sh", clean_env(sandbox, plugin.env(image_env))
         else:
             files = {p.removeprefix("tests/") if p.startswith("tests/") else p: c for p, c in tests.items()}
-            problem = _fresh_test_dirs(sandbox, files, ())
+            problem = _fresh_test_dirs(sandbox, files, (), plugin)
             script, env = (
                 "/tests/run-tests.sh",
                 clean_env(sandbox, {"TEST_DIR": "/tests", **plugin.env(image_env)}),
             )
         if problem is not None:
             return VerifierResult(0.0, f"[verifier] {problem}: reward 0", False)
-        if sandbox.fs.stat(plugin.directory) is not None:
-            return VerifierResult(
-                0.0, f"[verifier] {plugin.directory} existed before the tests: reward 0", False
-            )
-        sandbox.put_files(plugin.files(), plugin.directory)
         start = time.monotonic()
         res = sandbox.shell(
             f"{env} timeout -k 5 {timeout} bash --noprofile --norc {script}",
