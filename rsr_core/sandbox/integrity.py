@@ -37,7 +37,8 @@ below that cannot change what the tests' runners load. Everywhere else (the task
    conftest.py, pytest.ini, .pytest.ini, pyproject.toml, tox.ini or setup.cfg in `/` (above /tests).
    Ordinary: a directory without `__init__` (a namespace portion never shadows a module or regular package),
    other module names (`test.py`, `utils.py`), bytecode in `__pycache__` (`name.tag.pyc`, never read: the
-   tests run with a fresh PYTHONPYCACHEPREFIX; any other file there is judged like the rest).
+   tests of a run that wrote bytecode run with a fresh PYTHONPYCACHEPREFIX; any other file there is judged
+   like the rest).
 6. Configuration of the tools the test scripts call: apt and dpkg hooks with apt-get/dpkg, pip and uv
    configuration with pip/uv/uvx, curl and wget configuration files, and settings of git's that run a program
    or include another file (a pager, hooks, fsmonitor, filters, `!` aliases, …); uv's cache and managed pythons
@@ -354,7 +355,7 @@ def is_ground(path: str, kind: str, ground: Ground, fs: ContainerFS, changed: di
         return True  # a library the runners load replaced (its constructor runs in them), or an NSS module
     parts = path.split("/")
     if len(parts) > 2 and parts[-2] == "__pycache__" and _TAGGED_PYC.match(parts[-1]):
-        return False  # bytecode beside its source: never read, the tests run with a fresh PYTHONPYCACHEPREFIX
+        return False  # bytecode beside its source: never read, its tests run with a fresh PYTHONPYCACHEPREFIX
     if any(p in _HOOK_NAMES or p in ("sitecustomize.pyc", "usercustomize.pyc") for p in parts):
         return True
     for cwd in ground.cwds | {ground.workdir}:
@@ -537,6 +538,12 @@ def check_integrity(
         + sorted(rest, key=lambda c: c.path)[: max(0, MAX_STORED_PATHS - len(hits))]
     )
     return IntegrityReport(stored, len(entries), bad, allowed, changed)
+
+
+def wrote_bytecode(changed: dict[str, str]) -> bool:
+    """Did the run add or change a file Python reads as bytecode (`.pyc`; `.pyo` of older Pythons)? Its tests
+    then get a fresh bytecode cache (verifier.py); a run without any leaves only the image's to read."""
+    return any(kind != "deleted" and path.endswith((".pyc", ".pyo")) for path, kind in changed.items())
 
 
 def _allowances(task: Task) -> list[str]:

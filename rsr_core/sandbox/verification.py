@@ -27,7 +27,7 @@ import docker.errors
 
 from rsr_core.errors import SandboxFailure
 from rsr_core.models import ChangedPath, Task
-from rsr_core.sandbox.integrity import IntegrityReport, check_integrity
+from rsr_core.sandbox.integrity import IntegrityReport, check_integrity, wrote_bytecode
 from rsr_core.sandbox.loader_check import image_cache, loader_ground, needs_check
 from rsr_core.sandbox.verifier import DEFAULT_VERIFIER_TIMEOUT_S, VerifierResult, image_config, run_verifier
 
@@ -113,7 +113,7 @@ def verify_run(
             sandbox.remove()
         if needs_check(report.changed):
             report.add_ground(loader_ground(image_cache(sandbox), verifier, report.changed), task)
-        result = run_verifier(verifier, task)
+        result = run_verifier(verifier, task, image_bytecode=not wrote_bytecode(report.changed))
     finally:
         verifier.remove()
     return Verification(result, report)

@@ -5,11 +5,12 @@ commit of the agent's (see verification.py), so no agent process exists there. B
 and `/logs/verifier` are removed (and `/logs` when it is not a plain directory) and the engine confirms they
 are gone, then the hidden files are unpacked by the engine. The tests run with a clean environment: `env -i`
 with the image's own environment (its PATH included; the agent cannot change a container's configuration),
-`bash --noprofile --norc` (no BASH_ENV, profile or rc file), a fresh PYTHONPYCACHEPREFIX (no bytecode the
-agent left is read) and SETUPTOOLS_USE_DISTUTILS=stdlib (setuptools' .pth hook imports nothing). When they
-end every process of the container but its PID 1 keepalive is SIGKILLed, the container is frozen and the
-engine's process list confirms nothing else is left, so nothing they started can write the reward afterwards;
-only then are the reward files read through the engine (reward.py). The verifier's own pytest plugin
+`bash --noprofile --norc` (no BASH_ENV, profile or rc file), a fresh PYTHONPYCACHEPREFIX when the run wrote
+bytecode (none the agent left is read; a run that wrote none leaves only the image's, which the tests then use
+instead of compiling every module they import) and SETUPTOOLS_USE_DISTUTILS=stdlib (setuptools' .pth hook
+imports nothing). When they end every process of the container but its PID 1 keepalive is SIGKILLed, the
+container is frozen and the engine's process list confirms nothing else is left, so nothing they started can
+write the reward afterwards; only then are the reward files read through the engine (reward.py). The verifier's own pytest plugin
 (pytest_verdict.py) gives a second verdict: a reward of 1 that its record contradicts counts as 0, with the
 reason.
 """
@@ -86,14 +87,18 @@ def image_config(sandbox: DockerSandbox) -> tuple[dict[str, str], str]:
     return env, config.get("WorkingDir") or "/"
 
 
-def clean_env(sandbox: DockerSandbox, extra: dict[str, str] | None = None) -> str:
-    """The `env -i …` prefix the tests run under."""
+def clean_env(
+    sandbox: DockerSandbox, extra: dict[str, str] | None = None, image_bytecode: bool = False
+) -> str:
+    """The `env -i …` prefix the tests run under; Python's bytecode cache is a fresh directory unless
+    `image_bytecode`."""
     env, _ = image_config(sandbox)
     env.setdefault("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
     env.setdefault("HOME", "/root")
     env.setdefault("LANG", "C.UTF-8")
     env["TERM"] = "xterm-256color"
-    env["PYTHONPYCACHEPREFIX"] = f"/tmp/rsr-pycache-{uuid.uuid4().hex}"
+    if not image_bytecode:
+        env["PYTHONPYCACHEPREFIX"] = f"/tmp/rsr-pycache-{uuid.uuid4().hex}"
     env["SETUPTOOLS_USE_DISTUTILS"] = "stdlib"
     env.update(extra or {})
     return "env -i " + " ".join(shlex.quote(f"{k}={v}") for k, v in sorted(env.items()))
@@ -168,11 +173,12 @@ def pytest_check(
     return why, {"verifier_pytest": verdict.summary()}
 
 
-def run_verifier(sandbox: DockerSandbox, task: Task) -> VerifierResult:
+def run_verifier(sandbox: DockerSandbox, task: Task, image_bytecode: bool = False) -> VerifierResult:
     """Run the hidden tests in this sandbox: harbor `tests/test.sh` (reward file) or Terminal-Bench 1
     `run-tests.sh` (resolved iff every parsed pytest test passed). A sandbox that fails under the tests gives
     reward 0 with the reason, and so do tests that were killed or timed out. When the tests end every process
-    but PID 1 is killed and the container frozen: call this last on a sandbox."""
+    but PID 1 is killed and the container frozen: call this last on a sandbox. `image_bytecode`: the sandbox
+    holds no bytecode but the image's (`wrote_bytecode` of its run is false), so the tests' Python may read it."""
     tests = hidden_tests(task)
     timeout = max(1, int(task.verifier_timeout_sec or DEFAULT_VERIFIER_TIMEOUT_S))
     if "tests/test.sh" not in tests and "run-tests.sh" not in tests:
@@ -186,13 +192,13 @@ def run_verifier(sandbox: DockerSandbox, task: Task) -> VerifierResult:
         if harbor:
             files = {p.removeprefix("tests/"): c for p, c in tests.items()}
             problem = _fresh_test_dirs(sandbox, files, ("/logs/verifier", "/logs/agent"), plugin)
-            script, env = "/tests/test.sh", clean_env(sandbox, plugin.env(image_env))
+            script, env = "/tests/test.sh", clean_env(sandbox, plugin.env(image_env), image_bytecode)
         else:
             files = {p.removeprefix("tests/") if p.startswith("tests/") else p: c for p, c in tests.items()}
             problem = _fresh_test_dirs(sandbox, files, (), plugin)
             script, env = (
                 "/tests/run-tests.sh",
-                clean_env(sandbox, {"TEST_DIR": "/tests", **plugin.env(image_env)}),
+                clean_env(sandbox, {"TEST_DIR": "/tests", **plugin.env(image_env)}, image_bytecode),
             )
         if problem is not None:
             return VerifierResult(0.0, f"[verifier] {problem}: reward 0", False)
