@@ -10,9 +10,9 @@ bytecode (none the agent left is read; a run that wrote none leaves only the ima
 instead of compiling every module they import) and SETUPTOOLS_USE_DISTUTILS=stdlib (setuptools' .pth hook
 imports nothing). When they end every process of the container but its PID 1 keepalive is SIGKILLed, the
 container is frozen and the engine's process list confirms nothing else is left, so nothing they started can
-write the reward afterwards; only then are the reward files read through the engine (reward.py). The verifier's own pytest plugin
-(pytest_verdict.py) gives a second verdict: a reward of 1 that its record contradicts counts as 0, with the
-reason.
+write the reward afterwards; only then are the reward files read through the engine (reward.py). The
+verifier's own pytest plugin (pytest_verdict.py) gives a second verdict: a reward of 1 that its record
+contradicts counts as 0, with the reason.
 """
 
 from __future__ import annotations
