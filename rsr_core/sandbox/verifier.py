@@ -120,8 +120,9 @@ def _fresh_test_dirs(
     if fs.stat(plugin.directory) is not None:
         return f"{plugin.directory} existed before the tests"
     # One archive: the engine re-executes a helper to unpack each one.
+    plugin_dir = plugin.directory.strip("/")
     unpacked = {f"tests/{rel}": content for rel, content in files.items()}
-    unpacked.update({f"{plugin.directory.strip('/')}/{rel}": c for rel, c in plugin.files().items()})
+    unpacked |= {f"{plugin_dir}/{rel}": content for rel, content in plugin.files().items()}
     sandbox.put_files(unpacked, "/", dirs=dirs)
     return None
 
