@@ -52,8 +52,11 @@ FREEZE_RETRY_S = 0.2
 DEFAULT_CAPS = ("CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID", "NET_BIND_SERVICE")
 
 
-def freeze_container(container: Container, attempts: int = FREEZE_ATTEMPTS) -> None:
-    """Pause `container` (a paused one stays paused), trying again while runc cannot freeze it in time."""
+def freeze_container(
+    container: Container, attempts: int = FREEZE_ATTEMPTS, wait_s: float = FREEZE_RETRY_S
+) -> None:
+    """Pause `container` (a paused one stays paused), trying again while runc cannot freeze it in time, `wait_s`
+    longer before each new attempt."""
     for attempt in range(1, attempts + 1):
         try:
             container.pause()
@@ -63,7 +66,7 @@ def freeze_container(container: Container, attempts: int = FREEZE_ATTEMPTS) -> N
                 return
             if "unable to freeze" not in str(exc) or attempt == attempts:
                 raise SandboxFailure(f"cannot freeze the sandbox: {exc.explanation or exc}") from None
-        time.sleep(FREEZE_RETRY_S * attempt)
+        time.sleep(wait_s * attempt)
 
 
 def keepalive(seconds: int) -> str:
