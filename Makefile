@@ -54,9 +54,9 @@ base-image: venv docker
 compiler:
 	$(call timed,gcc,scripts/ensure_apt.sh gcc gcc libc6-dev)
 
-## Debian chromium for the real-browser tests
+## Debian chromium (to look at the studio) and its headless shell (the real-browser tests drive it)
 chromium:
-	$(call timed,chromium,scripts/ensure_apt.sh chromium chromium)
+	$(call timed,chromium,scripts/ensure_apt.sh chromium chromium && scripts/ensure_apt.sh chromium-headless-shell chromium-headless-shell)
 
 ## The demo database, built from data/demo when missing
 demo-db: venv

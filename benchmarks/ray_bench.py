@@ -13,6 +13,7 @@ Prints a Markdown section for benchmarks/RESULTS.md.
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 import tempfile
@@ -58,8 +59,12 @@ def run_job(store: Store, runner: JobRunner, executions: int) -> float:
 
 def ray_cluster(sandboxes: list[int]):
     """A local cluster: a head without sandboxes and one node per entry."""
+    from ray._private import ray_constants
     from ray.cluster_utils import Cluster
 
+    # every node on 127.0.0.1, not the machine's network address (Ray's switch for a one-machine cluster)
+    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    ray_constants.ENABLE_RAY_CLUSTER = False
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "resources": {"sandbox": 0}})
     for n in sandboxes:
         cluster.add_node(num_cpus=1, resources={"sandbox": n})

@@ -28,14 +28,21 @@ from tests.rewrite.pipeline_script import rules
 ray = pytest.importorskip("ray", reason="make test installs the [ray] extra")
 pytestmark = [pytest.mark.docker, pytest.mark.ray]
 RSR = [sys.executable, "-m", "rsr_core.cli"]
+LOOPBACK_ONLY = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"  # "0": Ray binds every node to 127.0.0.1
 PARAMS = {"k": 2, "m": 2, "planner_model": "p", "critic_model": "c", "executor_model": "e"}
 
 
 @pytest.fixture(scope="module")
 def cluster(docker_engine):
     """A head node without sandboxes (model-only units) and two sandbox nodes with two sandboxes each."""
+    from ray._private import ray_constants
     from ray.cluster_utils import Cluster
 
+    # Every node on the loopback address, never the machine's network address: Ray's own switch for a
+    # cluster that stays on one machine, read by this process (imported already) and by the nodes and
+    # drivers it starts (from the environment).
+    os.environ[LOOPBACK_ONLY] = "0"
+    ray_constants.ENABLE_RAY_CLUSTER = False
     c = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "resources": {"sandbox": 0}})
     nodes = [c.add_node(num_cpus=1, resources={"sandbox": 2}) for _ in range(2)]
     c.wait_for_nodes()
@@ -46,6 +53,8 @@ def cluster(docker_engine):
         ray.shutdown()
     c.shutdown()
     os.environ.pop("RAY_ADDRESS", None)
+    os.environ.pop(LOOPBACK_ONLY, None)
+    ray_constants.ENABLE_RAY_CLUSTER = True
 
 
 @pytest.fixture
@@ -68,6 +77,7 @@ def test_a_rewrite_job_runs_on_the_cluster_with_sandbox_units_only_on_sandbox_no
     cluster, db, docker_engine
 ):
     c, _ = cluster
+    assert {n["NodeManagerAddress"] for n in ray.nodes()} == {"127.0.0.1"}  # nothing on the network
     srv = ScriptedServer({"rules": rules()}).start()
     try:
         settings = Settings.from_env({"RSR_DB": str(db)})
