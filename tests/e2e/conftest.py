@@ -1,7 +1,7 @@
 """The studio as a user starts it (`rsr app --db FILE --port N`) on a demo database of its own, and Debian's
 chromium driven by Playwright: its headless shell (package chromium-headless-shell), the same browser without
-the desktop one's window code, which loads a page for about half the CPU. Nothing waits a fixed time: every
-step waits for what it needs to see."""
+the desktop one's window and GPU code (lighter on a machine the rest of the suite shares). Nothing waits a
+fixed time: every step waits for what it needs to see."""
 
 from __future__ import annotations
 
