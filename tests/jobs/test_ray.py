@@ -41,20 +41,18 @@ def cluster(docker_engine):
     # Every node on the loopback address, never the machine's network address: Ray's own switch for a
     # cluster that stays on one machine, read by this process (imported already) and by the nodes and
     # drivers it starts (from the environment).
-    os.environ[LOOPBACK_ONLY] = "0"
-    ray_constants.ENABLE_RAY_CLUSTER = False
-    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "resources": {"sandbox": 0}})
-    nodes = [c.add_node(num_cpus=1, resources={"sandbox": 2}) for _ in range(2)]
-    c.wait_for_nodes()
-    os.environ["RAY_ADDRESS"] = c.address
-    ray.init(address=c.address, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
-    yield c, nodes
-    if ray.is_initialized():
-        ray.shutdown()
-    c.shutdown()
-    os.environ.pop("RAY_ADDRESS", None)
-    os.environ.pop(LOOPBACK_ONLY, None)
-    ray_constants.ENABLE_RAY_CLUSTER = True
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(LOOPBACK_ONLY, "0")
+        mp.setattr(ray_constants, "ENABLE_RAY_CLUSTER", False)
+        c = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "resources": {"sandbox": 0}})
+        nodes = [c.add_node(num_cpus=1, resources={"sandbox": 2}) for _ in range(2)]
+        c.wait_for_nodes()
+        mp.setenv("RAY_ADDRESS", c.address)
+        ray.init(address=c.address, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
+        yield c, nodes
+        if ray.is_initialized():
+            ray.shutdown()
+        c.shutdown()
 
 
 @pytest.fixture
