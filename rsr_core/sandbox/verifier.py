@@ -88,11 +88,11 @@ def image_config(sandbox: DockerSandbox) -> tuple[dict[str, str], str]:
 
 
 def clean_env(
-    sandbox: DockerSandbox, extra: dict[str, str] | None = None, image_bytecode: bool = False
+    image_env: dict[str, str], extra: dict[str, str] | None = None, image_bytecode: bool = False
 ) -> str:
-    """The `env -i …` prefix the tests run under; Python's bytecode cache is a fresh directory unless
-    `image_bytecode`."""
-    env, _ = image_config(sandbox)
+    """The `env -i …` prefix the tests run under, from the image's environment (`image_config`); Python's
+    bytecode cache is a fresh directory unless `image_bytecode`."""
+    env = dict(image_env)
     env.setdefault("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
     env.setdefault("HOME", "/root")
     env.setdefault("LANG", "C.UTF-8")
@@ -193,13 +193,13 @@ def run_verifier(sandbox: DockerSandbox, task: Task, image_bytecode: bool = Fals
         if harbor:
             files = {p.removeprefix("tests/"): c for p, c in tests.items()}
             problem = _fresh_test_dirs(sandbox, files, ("/logs/verifier", "/logs/agent"), plugin)
-            script, env = "/tests/test.sh", clean_env(sandbox, plugin.env(image_env), image_bytecode)
+            script, env = "/tests/test.sh", clean_env(image_env, plugin.env(image_env), image_bytecode)
         else:
             files = {p.removeprefix("tests/") if p.startswith("tests/") else p: c for p, c in tests.items()}
             problem = _fresh_test_dirs(sandbox, files, (), plugin)
             script, env = (
                 "/tests/run-tests.sh",
-                clean_env(sandbox, {"TEST_DIR": "/tests", **plugin.env(image_env)}, image_bytecode),
+                clean_env(image_env, {"TEST_DIR": "/tests", **plugin.env(image_env)}, image_bytecode),
             )
         if problem is not None:
             return VerifierResult(0.0, f"[verifier] {problem}: reward 0", False)
