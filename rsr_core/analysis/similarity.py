@@ -8,6 +8,8 @@ vectorised kernels of `pair_metrics`.
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -21,6 +23,8 @@ import pyarrow.compute as pc
 from rsr_core.analysis.bootstrap import bootstrap_ci
 from rsr_core.analysis.pair_metrics import KERNELS, METRICS
 
+PARALLEL_SUMMARY_PAIRS = 20_000
+"""From this many pairs on, the metrics are summarised side by side (below, a thread costs more than it saves)."""
 PAIR_COLUMNS = ("task_id", "category", "trajectory_a", "trajectory_b", "runbook_a", "runbook_b", "relation")
 
 
@@ -156,38 +160,68 @@ def summarise(pairs: pd.DataFrame, metric: str, seed: int = 0) -> dict[str, Any]
     Overall means are over all pairs (not means of task means); ci is a 95% percentile bootstrap over pairs
     (fixed seed), null with mean when there are no pairs. by_task lists every task with at least one pair.
     """
+    return summarise_all(pairs, [metric], seed)[metric]
+
+
+def summarise_all(
+    pairs: pd.DataFrame, metrics: tuple[str, ...] | list[str] = METRICS, seed: int = 0
+) -> dict[str, dict[str, Any]]:
+    """`summarise` of each metric, the metrics side by side on the machine's cores (their bootstraps are
+    numpy work that lets go of the interpreter; each has its own seeded generator, so the figures do not
+    depend on the order they are computed in)."""
     same = pairs["relation"].to_numpy() == "same"
-    values = pairs[metric].to_numpy(dtype=np.float64)
-    by_task = []
-    if len(pairs):
-        frame = pd.DataFrame({"task_id": pairs["task_id"], "same": same, "v": values})
-        for task_id, grp in frame.groupby("task_id", sort=True):
-            s, c = grp["v"][grp["same"]], grp["v"][~grp["same"]]
-            by_task.append(
-                {
-                    "task_id": task_id,
-                    "same_pairs": len(s),
-                    "same_mean": float(s.mean()) if len(s) else None,
-                    "cross_pairs": len(c),
-                    "cross_mean": float(c.mean()) if len(c) else None,
-                }
-            )
-    return {
-        "metric": metric,
-        "same_runbook": _side(values[same], seed),
-        "cross_runbook": _side(values[~same], seed + 1),
-        "by_task": by_task,
-    }
+    tasks = pairs["task_id"].to_numpy(dtype=object)
+    columns = {m: pairs[m].to_numpy(dtype=np.float64) for m in metrics}
+
+    def one(metric: str) -> dict[str, Any]:
+        values = columns[metric]
+        return {
+            "metric": metric,
+            "same_runbook": _side(values[same], seed),
+            "cross_runbook": _side(values[~same], seed + 1),
+            "by_task": _by_task(tasks, same, values),
+        }
+
+    if len(metrics) < 2 or len(pairs) < PARALLEL_SUMMARY_PAIRS:
+        return {m: one(m) for m in metrics}
+    with ThreadPoolExecutor(max_workers=min(len(metrics), os.cpu_count() or 1)) as pool:
+        return dict(zip(metrics, pool.map(one, metrics), strict=True))
+
+
+def _by_task(tasks: np.ndarray, same: np.ndarray, values: np.ndarray) -> list[dict[str, Any]]:
+    """Per task (sorted; pairs without a task left out), the count and mean of its same- and cross-runbook
+    pairs. Each side's values are summed in their order among the pairs, as a mean of that side alone would."""
+    known = pd.notna(tasks)
+    tasks, same, values = tasks[known], same[known], values[known]
+    if not len(tasks):
+        return []
+    names, codes = np.unique(tasks, return_inverse=True)
+    keys = codes.reshape(-1) * 2 + (~same)  # per task: its same-runbook pairs, then its cross-runbook ones
+    order = np.argsort(keys, kind="stable")
+    ordered = values[order]
+    bounds = np.searchsorted(keys[order], np.arange(2 * len(names) + 1)).tolist()
+    out = []
+    for i, task_id in enumerate(names.tolist()):
+        s = ordered[bounds[2 * i] : bounds[2 * i + 1]]
+        c = ordered[bounds[2 * i + 1] : bounds[2 * i + 2]]
+        out.append(
+            {
+                "task_id": task_id,
+                "same_pairs": len(s),
+                "same_mean": float(s.mean()) if len(s) else None,
+                "cross_pairs": len(c),
+                "cross_mean": float(c.mean()) if len(c) else None,
+            }
+        )
+    return out
 
 
 def summary_frame(pairs: pd.DataFrame, metrics: tuple[str, ...] | list[str] = METRICS) -> pd.DataFrame:
     """Summary table data of a pairs frame: metric, relation, pairs, mean, ci_low, ci_high (the figures the
     Similarity page's table shows, which it reads from the stored reports)."""
     rows = []
-    for metric in metrics:
-        if metric not in pairs:
-            continue
-        payload = summarise(pairs, metric)
+    payloads = summarise_all(pairs, [m for m in metrics if m in pairs])
+    for metric, payload in payloads.items():
         for relation in ("same", "cross"):
             side = payload[f"{relation}_runbook"]
             ci = side["ci"] or [None, None]

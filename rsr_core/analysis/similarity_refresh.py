@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from rsr_core.analysis.pair_metrics import METRICS
-from rsr_core.analysis.similarity import score_pairs, summarise
+from rsr_core.analysis.similarity import score_pairs, summarise_all
 from rsr_core.store import Store
 from rsr_core.store import similarity_store as stored
 
@@ -90,7 +90,7 @@ def _refresh_reports(store: Store) -> bool:
         if to_score or to_drop:  # changed since the pairs were stored: the next refresh builds them
             return False
         pairs = stored.pairs(cur, METRICS)
-    reports = {m: summarise(pairs, m) for m in METRICS}
+    reports = summarise_all(pairs, METRICS)
     with store.transaction() as cur:
         if stored.overall_fingerprint(cur) != overall:
             return False

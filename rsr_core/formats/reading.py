@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
+import jiter
 from pydantic import BaseModel
 
 M = TypeVar("M", bound=BaseModel)
@@ -76,14 +77,26 @@ def parse_json_bytes(data: bytes, what: str = "JSON", strict: bool = True) -> An
     refused before it is parsed; one that names a key twice in an object or nests deeper than `MAX_JSON_DEPTH`
     is refused naming where (see `load_json`), unless not `strict` (a look at a file that is read for its
     content later, strictly)."""
-    text = decode_text(data, what)
-    if not text.strip():
-        raise FormatError(f"empty file; expected {what}")
     if too_many_values(data):
+        text = decode_text(data, what)
+        if not text.strip():
+            raise FormatError(f"empty file; expected {what}")
         raise FormatError(
             f"{what} holds more than {MAX_JSON_VALUES:,} values (objects, arrays and their items), the limit "
             "for one file; not read"
         )
+    if strict:
+        try:
+            value = jiter.from_json(data, catch_duplicate_keys=True)
+        except ValueError:
+            pass  # the reading below finds what is wrong, and says it in its own words
+        else:
+            if too_deep(value):
+                raise FormatError(_depth_message(value))
+            return value
+    text = decode_text(data, what)
+    if not text.strip():
+        raise FormatError(f"empty file; expected {what}")
     try:
         return load_json(text) if strict else json.loads(text)
     except FormatError:

@@ -66,20 +66,44 @@ def read_input(path: Path, root: Path, name: str | None = None, limit: int = MAX
 
     `name` is how messages call the file (default: its path relative to `root`)."""
     name = name or _relative(path, root)
-    target = real(path)
-    if not inside(target, real(root)):
-        raise FormatError(f"{name}: symlink to {shown(target)} leaves {shown(root)}; not read")
-    fd = _open_inside(target, real(root), name)
+    fd = _open_checked(path, root, name)
     with os.fdopen(fd, "rb") as handle:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise FormatError(f"{name}: {kind_of(info.st_mode)}, not a regular file; not read")
         if info.st_size > limit:
             raise FormatError(_too_large(name, info.st_size, limit))
-        data = handle.read(limit + 1)
+        # Asked for its size (a request of `limit` bytes would have a buffer of that size made for every
+        # file), then for the rest should it have grown meanwhile.
+        data = handle.read(info.st_size + 1)
+        if len(data) > info.st_size:
+            data += handle.read(limit + 1 - len(data))
     if len(data) > limit:  # it grew while being read
         raise FormatError(_too_large(name, len(data), limit))
     return data
+
+
+def _open_checked(path: Path, root: Path, name: str) -> int:
+    """A descriptor of `path` opened inside `root` (see `_open_inside`), or a FormatError.
+
+    A path with no link under the root is opened straight, one component at a time with links refused: that
+    alone proves it inside. Only a path with a link on its way (the open refuses it) is resolved first, to
+    follow the link where it stays inside the root."""
+    real_root = real(root)
+    try:
+        parts = path.relative_to(root).parts
+    except ValueError:
+        parts = ()
+    if parts and ".." not in parts:
+        try:
+            return _open_parts(real_root, parts, name)
+        except OSError as exc:
+            if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
+                raise
+    target = real(path)
+    if not inside(target, real_root):
+        raise FormatError(f"{name}: symlink to {shown(target)} leaves {shown(root)}; not read")
+    return _open_inside(target, real_root, name)
 
 
 def read_text(
@@ -106,10 +130,7 @@ def read_json(path: Path, root: Path, name: str | None = None, what: str = "JSON
 
 def stream_input(path: Path, root: Path, name: str, chunk: int = 2**20) -> Iterator[bytes]:
     """The bytes of a regular file inside `root` in chunks (for hashing files of any size)."""
-    target = real(path)
-    if not inside(target, real(root)):
-        raise FormatError(f"{name}: symlink to {shown(target)} leaves {shown(root)}; not read")
-    fd = _open_inside(target, real(root), name)
+    fd = _open_checked(path, root, name)
     with os.fdopen(fd, "rb") as handle:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
@@ -128,7 +149,18 @@ def _open_inside(target: Path, root: Path, name: str) -> int:
     """Open the resolved `target` one component at a time from the resolved `root`, following no link on
     the way: a directory swapped for a symlink after the path was resolved and checked (the tree is changing
     under the walk) makes the open fail instead of leading outside the root."""
-    parts = target.relative_to(root).parts
+    try:
+        return _open_parts(root, target.relative_to(root).parts, name)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise FormatError(
+                f"{name}: its path changed while it was read (a symlink appeared in it); not read"
+            ) from None
+        raise
+
+
+def _open_parts(root: Path, parts: tuple[str, ...], name: str) -> int:
+    """Open `root` (resolved), then each of `parts` in the directory opened before, following no link."""
     try:
         fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | _CLOEXEC)
     except OSError as exc:
@@ -141,12 +173,6 @@ def _open_inside(target: Path, root: Path, name: str) -> int:
         return os.open(parts[-1] if parts else ".", _FILE_FLAGS, dir_fd=fd)
     except FileNotFoundError:
         raise FormatError(f"{name}: missing (a dangling symlink?)") from None
-    except OSError as exc:
-        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-            raise FormatError(
-                f"{name}: its path changed while it was read (a symlink appeared in it); not read"
-            ) from None
-        raise
     finally:
         os.close(fd)
 

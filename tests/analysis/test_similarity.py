@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 
-from rsr_core.analysis.similarity import score_pairs, summarise, summary_frame
+from rsr_core.analysis.pair_metrics import METRICS
+from rsr_core.analysis.similarity import score_pairs, summarise, summarise_all, summary_frame
 from rsr_core.cli import main
 from rsr_core.ingest.runner import ingest_paths
 from rsr_core.store import Store, analysis_queries
@@ -126,3 +128,50 @@ def test_cli_metric_names_match_the_kernels():
     from rsr_core.commands import analysis
 
     assert analysis.METRICS == METRICS
+
+
+def _groupby_by_task(pairs: pd.DataFrame, metric: str) -> list[dict]:
+    """The per-task figures by their definition: pandas' groupby of the pairs by task."""
+    frame = pd.DataFrame(
+        {"task_id": pairs["task_id"], "same": pairs["relation"] == "same", "v": pairs[metric]}
+    )
+    out = []
+    for task_id, grp in frame.groupby("task_id", sort=True):
+        s, c = grp["v"][grp["same"]], grp["v"][~grp["same"]]
+        out.append(
+            {
+                "task_id": task_id,
+                "same_pairs": len(s),
+                "same_mean": float(s.mean()) if len(s) else None,
+                "cross_pairs": len(c),
+                "cross_mean": float(c.mean()) if len(c) else None,
+            }
+        )
+    return out
+
+
+def test_summaries_of_many_pairs_are_those_of_each_metric_alone():
+    """Above the size where metrics are summarised side by side: the same figures, to the last bit, as each
+    metric summarised alone and as the groupby definition of the per-task means (tasks that only have same or
+    only cross pairs, a pair without a task, rows in no order)."""
+    rng = np.random.default_rng(7)
+    n = 30_000
+    tasks = np.array([f"task-{i:03d}" for i in rng.integers(0, 400, n)], dtype=object)
+    tasks[:40] = "only-same"
+    tasks[40:80] = "only-cross"
+    relation = np.where(rng.random(n) < 0.4, "same", "cross")
+    relation[:40], relation[40:80] = "same", "cross"
+    pairs = pd.DataFrame({"task_id": tasks, "relation": relation})
+    for metric in METRICS:
+        pairs[metric] = rng.random(n) * rng.integers(1, 4, n)
+    pairs.loc[123, "task_id"] = None
+    pairs = pairs.sample(frac=1, random_state=1).reset_index(drop=True)
+    together = summarise_all(pairs, METRICS)
+    assert list(together) == list(METRICS)
+    for metric in METRICS:
+        alone = summarise(pairs, metric)
+        assert together[metric] == alone
+        assert alone["by_task"] == _groupby_by_task(pairs, metric)
+        same = pairs["relation"] == "same"
+        assert alone["same_runbook"]["pairs"] == same.sum()
+        assert alone["same_runbook"]["mean"] == float(pairs[metric][same].to_numpy().mean())
