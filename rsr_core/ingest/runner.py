@@ -66,6 +66,8 @@ class Parsed:
     transfer: TransferVerdict | None = None
     reviews: list[Review] = field(default_factory=list)
     rows: Rows | None = None
+    signed: tuple[str, str] | None = None
+    """(the path the unit is remembered by, its signature before it was read), when taken in the parser."""
 
 
 @dataclass
@@ -146,8 +148,20 @@ def _first_line(exc: Exception) -> str:
     return str(exc)
 
 
-def parse_chunk(units: list[Unit], harness: str | None = None, kind: str | None = None) -> list[Parsed]:
+def _signed_parse(unit: Unit, harness: str | None, kind: str | None) -> Parsed:
+    """`parse_unit`, with the unit's signature taken just before its files are read."""
+    signed = signature(unit, harness, kind)
+    parsed = parse_unit(unit, harness, kind)
+    if signed is not None:
+        parsed.signed = (unit_key(unit), signed)
+    return parsed
+
+
+def parse_chunk(
+    units: list[Unit], harness: str | None = None, kind: str | None = None, sign: bool = False
+) -> list[Parsed]:
     """Parse units and build their trajectories' Arrow rows (`Parsed.rows`); runs in a parser process.
+    With `sign`, each unit's signature is taken before it is read (`Parsed.signed`).
 
     A trajectory whose values Arrow cannot take (e.g. an integer beyond 64 bits) fails alone, with the error
     storing it would give.
@@ -157,7 +171,8 @@ def parse_chunk(units: list[Unit], harness: str | None = None, kind: str | None 
     collecting = gc.isenabled()
     gc.disable()
     try:
-        parsed = [parse_unit(unit, harness, kind) for unit in units]
+        parse = _signed_parse if sign else parse_unit
+        parsed = [parse(unit, harness, kind) for unit in units]
         found = [(p, p.trajectory) for p in parsed if p.trajectory is not None]
         try:
             located = build_rows([t for _, t in found])
@@ -203,11 +218,13 @@ def _stored_error(exc: Exception) -> str:
     return str(exc)
 
 
-def _parse_all(units: list[Unit], harness: str | None, kind: str | None, workers: int) -> Iterator[Parsed]:
+def _parse_all(
+    units: list[Unit], harness: str | None, kind: str | None, workers: int, sign: bool = False
+) -> Iterator[Parsed]:
     chunks = chunked(units)
     if workers <= 1 or len(units) < PARALLEL_MIN_UNITS:
         for chunk in chunks:
-            yield from parse_chunk(chunk, harness, kind)
+            yield from parse_chunk(chunk, harness, kind, sign)
         return
     # A bounded window of chunks in flight (in number and in bytes of input): parsed rows never pile up
     # faster than they are written.
@@ -218,7 +235,7 @@ def _parse_all(units: list[Unit], harness: str | None, kind: str | None, workers
         pending: deque = deque()
         weight = 0
         for chunk in chunks:
-            pending.append((pool.submit(parse_chunk, chunk, harness, kind), sum(u.size for u in chunk)))
+            pending.append((pool.submit(parse_chunk, chunk, harness, kind, sign), sum(u.size for u in chunk)))
             weight += pending[-1][1]
             while pending and (len(pending) >= 4 * workers or (len(pending) > 1 and weight >= BATCH_BYTES)):
                 future, size = pending.popleft()
@@ -249,6 +266,8 @@ class Ingestor:
         self._held_since: float | None = None
         self._signed: dict[Path, tuple[str, str]] = {}
         """Unit path -> (the path it is remembered by, its signature before it was read)."""
+        self._sign_in_parse = False
+        """Nothing is remembered yet: signatures are taken where the units are parsed, not all beforehand."""
 
     def run(
         self,
@@ -272,8 +291,11 @@ class Ingestor:
         self, units: list[Unit], todo: list[Unit], harness: str | None, kind: str | None, workers: int
     ) -> None:
         skipped = len(units) - len(todo)
-        for done, parsed in enumerate(_parse_all(todo, harness, kind, workers), skipped + 1):
+        parsing = _parse_all(todo, harness, kind, workers, self._sign_in_parse)
+        for done, parsed in enumerate(parsing, skipped + 1):
             self.report.files += 1
+            if parsed.signed is not None:
+                self._signed[parsed.unit.path] = parsed.signed
             if parsed.error is not None:
                 self._fail(parsed.unit.path, parsed.error)
             elif parsed.task is not None:
@@ -299,7 +321,12 @@ class Ingestor:
 
     def _unchanged_skipped(self, units: list[Unit], harness: str | None, kind: str | None) -> list[Unit]:
         """The units to read: those not stored before with the signature they have now. Each unit skipped
-        counts as a file and a duplicate, as reading it again would have found."""
+        counts as a file and a duplicate, as reading it again would have found. When no unit is remembered at
+        all, every unit is read, and each is signed in the parser right before it is read."""
+        with self.store.reading() as cur:
+            self._sign_in_parse = not ingest_signatures.any_recorded(cur)
+        if self._sign_in_parse:
+            return units
         for unit in units:
             signed = signature(unit, harness, kind)
             if signed is not None:

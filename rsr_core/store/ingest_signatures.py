@@ -21,6 +21,11 @@ _ROWS = pa.schema(
 )
 
 
+def any_recorded(cur: duckdb.DuckDBPyConnection) -> bool:
+    """Is any unit remembered?"""
+    return cur.execute("SELECT 1 FROM ingest_signatures LIMIT 1").fetchone() is not None
+
+
 def unchanged(cur: duckdb.DuckDBPyConnection, signatures: dict[str, str]) -> set[str]:
     """Of these unit paths (path -> signature now), those recorded with the same signature whose trajectory
     is still stored with the content it had."""
