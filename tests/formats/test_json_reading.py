@@ -54,6 +54,9 @@ EDGES = [
     b"[1.0e999, -1e400, NaN, Infinity, -Infinity, -0, -0.0, 1E5, 2.2250738585072011e-308]",
     b"\xef\xbb\xbf{}",  # a byte order mark
     b'{"a": "\xff"}',  # not UTF-8
+    b'"\xed\xa0\x80"',  # a surrogate written in UTF-8, an overlong form, a code point beyond U+10FFFF
+    b'"\xc0\xaf"',
+    b'"\xf4\x90\x80\x80"',
     b'{"a": 1}\x00',
     b"",
     b"   \n",
