@@ -21,7 +21,7 @@ from rsr_core.ingest.detect import EXPECTED, Unit, detect_units
 from rsr_core.ingest.fs import read_input
 from rsr_core.ingest.harbor import read_trial
 from rsr_core.ingest.rows import Rows, build_rows, gather
-from rsr_core.ingest.signatures import signature, unit_key
+from rsr_core.ingest.signatures import SIGNED_KINDS, signature, unit_key
 from rsr_core.ingest.tasks import content_hash, read_harbor_task, read_tb1_task
 from rsr_core.ingest.tb1 import read_tb1_trial
 from rsr_core.ingest.workers import parser_pool
@@ -323,6 +323,8 @@ class Ingestor:
         """The units to read: those not stored before with the signature they have now. Each unit skipped
         counts as a file and a duplicate, as reading it again would have found. When no unit is remembered at
         all, every unit is read, and each is signed in the parser right before it is read."""
+        if not any(unit.kind in SIGNED_KINDS for unit in units):
+            return units
         with self.store.reading() as cur:
             self._sign_in_parse = not ingest_signatures.any_recorded(cur)
         if self._sign_in_parse:
