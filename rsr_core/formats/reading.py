@@ -77,26 +77,22 @@ def parse_json_bytes(data: bytes, what: str = "JSON", strict: bool = True) -> An
     refused before it is parsed; one that names a key twice in an object or nests deeper than `MAX_JSON_DEPTH`
     is refused naming where (see `load_json`), unless not `strict` (a look at a file that is read for its
     content later, strictly)."""
-    if too_many_values(data):
-        text = decode_text(data, what)
-        if not text.strip():
-            raise FormatError(f"empty file; expected {what}")
-        raise FormatError(
-            f"{what} holds more than {MAX_JSON_VALUES:,} values (objects, arrays and their items), the limit "
-            "for one file; not read"
-        )
-    if strict:
+    many = too_many_values(data)
+    if strict and not many:
         try:
             value = jiter.from_json(data, catch_duplicate_keys=True)
         except ValueError:
             pass  # the reading below finds what is wrong, and says it in its own words
         else:
-            if too_deep(value):
-                raise FormatError(_depth_message(value))
-            return value
+            return _within_depth(value)
     text = decode_text(data, what)
     if not text.strip():
         raise FormatError(f"empty file; expected {what}")
+    if many:
+        raise FormatError(
+            f"{what} holds more than {MAX_JSON_VALUES:,} values (objects, arrays and their items), the limit "
+            "for one file; not read"
+        )
     try:
         return load_json(text) if strict else json.loads(text)
     except FormatError:
@@ -133,6 +129,11 @@ def load_json(text: str) -> Any:
         value = json.loads(text, object_pairs_hook=_unique_keys)
     except _DuplicateKey:
         raise FormatError(_duplicate_message(json.loads(text, object_pairs_hook=_Pairs))) from None
+    return _within_depth(value)
+
+
+def _within_depth(value: Any) -> Any:
+    """`value`, or a FormatError naming where it nests deeper than `MAX_JSON_DEPTH`."""
     if too_deep(value):
         raise FormatError(_depth_message(value))
     return value

@@ -84,11 +84,13 @@ def read_input(path: Path, root: Path, name: str | None = None, limit: int = MAX
 
 
 def _open_checked(path: Path, root: Path, name: str) -> int:
-    """A descriptor of `path` opened inside `root` (see `_open_inside`), or a FormatError.
+    """A descriptor of `path` opened inside `root`, or a FormatError.
 
     A path with no link under the root is opened straight, one component at a time with links refused: that
     alone proves it inside. Only a path with a link on its way (the open refuses it) is resolved first, to
-    follow the link where it stays inside the root."""
+    follow the link where it stays inside the root; the resolved path is then opened the same way, so a
+    directory swapped for a symlink after it was resolved and checked (the tree is changing under the walk)
+    makes the open fail instead of leading outside the root."""
     real_root = real(root)
     try:
         parts = path.relative_to(root).parts
@@ -103,7 +105,14 @@ def _open_checked(path: Path, root: Path, name: str) -> int:
     target = real(path)
     if not inside(target, real_root):
         raise FormatError(f"{name}: symlink to {shown(target)} leaves {shown(root)}; not read")
-    return _open_inside(target, real_root, name)
+    try:
+        return _open_parts(real_root, target.relative_to(real_root).parts, name)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise FormatError(
+                f"{name}: its path changed while it was read (a symlink appeared in it); not read"
+            ) from None
+        raise
 
 
 def read_text(
@@ -143,20 +152,6 @@ _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 # O_NONBLOCK: a FIFO would otherwise block the open until a writer comes.
 _FILE_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | _CLOEXEC
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | _CLOEXEC
-
-
-def _open_inside(target: Path, root: Path, name: str) -> int:
-    """Open the resolved `target` one component at a time from the resolved `root`, following no link on
-    the way: a directory swapped for a symlink after the path was resolved and checked (the tree is changing
-    under the walk) makes the open fail instead of leading outside the root."""
-    try:
-        return _open_parts(root, target.relative_to(root).parts, name)
-    except OSError as exc:
-        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-            raise FormatError(
-                f"{name}: its path changed while it was read (a symlink appeared in it); not read"
-            ) from None
-        raise
 
 
 def _open_parts(root: Path, parts: tuple[str, ...], name: str) -> int:

@@ -21,7 +21,7 @@ from rsr_core.ingest.detect import EXPECTED, Unit, detect_units
 from rsr_core.ingest.fs import read_input
 from rsr_core.ingest.harbor import read_trial
 from rsr_core.ingest.rows import Rows, build_rows, gather
-from rsr_core.ingest.signatures import SIGNED_KINDS, signature, unit_key
+from rsr_core.ingest.signatures import SIGNED_KINDS, remembered
 from rsr_core.ingest.tasks import content_hash, read_harbor_task, read_tb1_task
 from rsr_core.ingest.tb1 import read_tb1_trial
 from rsr_core.ingest.workers import parser_pool
@@ -150,10 +150,9 @@ def _first_line(exc: Exception) -> str:
 
 def _signed_parse(unit: Unit, harness: str | None, kind: str | None) -> Parsed:
     """`parse_unit`, with the unit's signature taken just before its files are read."""
-    signed = signature(unit, harness, kind)
+    signed = remembered(unit, harness, kind)
     parsed = parse_unit(unit, harness, kind)
-    if signed is not None:
-        parsed.signed = (unit_key(unit), signed)
+    parsed.signed = signed
     return parsed
 
 
@@ -330,9 +329,9 @@ class Ingestor:
         if self._sign_in_parse:
             return units
         for unit in units:
-            signed = signature(unit, harness, kind)
+            signed = remembered(unit, harness, kind)
             if signed is not None:
-                self._signed[unit.path] = (unit_key(unit), signed)
+                self._signed[unit.path] = signed
         if not self._signed:
             return units
         with self.store.reading() as cur:

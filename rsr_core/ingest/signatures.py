@@ -67,3 +67,9 @@ def unit_key(unit: Unit) -> str:
     as text the store takes (bytes of a name that are not UTF-8 are written as escapes; two names that then
     read alike still differ in signature, which names the file's inode)."""
     return os.fsencode(real(unit.path)).decode("utf-8", "backslashreplace")
+
+
+def remembered(unit: Unit, harness: str | None, kind: str | None) -> tuple[str, str] | None:
+    """(the path the unit is remembered by, its signature now), None when it is not signed."""
+    signed = signature(unit, harness, kind)
+    return None if signed is None else (unit_key(unit), signed)
