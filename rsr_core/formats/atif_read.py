@@ -24,9 +24,18 @@ from rsr_core.formats.control import canonical_harness, is_control_message, task
 from rsr_core.formats.provenance import carried_hash, rsr_extra, stored_step_values
 from rsr_core.formats.reading import FormatError, construct, expect, load_json, preview, timestamp_text
 from rsr_core.formats.terminus import parse_lenient, split_message
+from rsr_core.formats.tool_calls import canonical_tool_calls
 from rsr_core.models import Command, Step, Trajectory, as_kind
 
-__all__ = ["HARNESS_STEPS", "MAX_STEPS", "carried_hash", "is_atif", "parse_atif", "parse_steps"]
+__all__ = [
+    "HARNESS_STEPS",
+    "MAX_STEPS",
+    "canonical_tool_calls",
+    "carried_hash",
+    "is_atif",
+    "parse_atif",
+    "parse_steps",
+]
 
 SUPPORTED_MINOR = range(0, 9)
 MAX_STEPS = 100_000
@@ -80,27 +89,6 @@ def check_version(obj: dict) -> str:
             f"schema_version: {preview(version)} is not supported; expected ATIF-v1.0 … ATIF-v1.8"
         )
     return str(version)
-
-
-def canonical_tool_calls(step_id: int, source: str, commands: list[Command], complete: bool) -> list[dict]:
-    """The tool calls the ATIF export writes for a step's stored commands: `call_<step>_<n>` ids, the
-    command's function with `{keystrokes, duration}`, and a `mark_task_complete` call for an agent's
-    completion claim. Only agent steps carry tool calls in ATIF."""
-    if source != "agent":
-        return []
-    calls: list[dict] = [
-        {
-            "tool_call_id": f"call_{step_id}_{i}",
-            "function_name": c.function_name,
-            "arguments": {"keystrokes": c.keystrokes, "duration": c.duration},
-        }
-        for i, c in enumerate(commands, 1)
-    ]
-    if complete:
-        calls.append(
-            {"tool_call_id": f"call_{step_id}_done", "function_name": "mark_task_complete", "arguments": {}}
-        )
-    return calls
 
 
 def canonical_observation(text: str, calls: list[dict]) -> dict:

@@ -23,6 +23,88 @@ MULTIMODAL = "multimodal"
 ToolCall = dict[str, Any]
 
 
+def canonical_tool_calls(step_id: int, source: str, commands: list[Command], complete: bool) -> list[dict]:
+    """The tool calls the ATIF export writes for a step's stored commands: `call_<step>_<n>` ids, the
+    command's function with `{keystrokes, duration}`, and a `mark_task_complete` call for an agent's
+    completion claim. Only agent steps carry tool calls in ATIF."""
+    if source != "agent":
+        return []
+    calls: list[dict] = [
+        {
+            "tool_call_id": f"call_{step_id}_{i}",
+            "function_name": c.function_name,
+            "arguments": {"keystrokes": c.keystrokes, "duration": c.duration},
+        }
+        for i, c in enumerate(commands, 1)
+    ]
+    if complete:
+        calls.append(
+            {"tool_call_id": f"call_{step_id}_done", "function_name": "mark_task_complete", "arguments": {}}
+        )
+    return calls
+
+
+_CALL_KEYS = ["tool_call_id", "function_name", "arguments"]
+STORED_IDS = "ids"
+"""The stored form of kept tool calls that are the canonical calls under other ids (harbor's Terminus 2 numbers
+its calls by episode): `{"ids": [...]}` in place of the list, the calls rebuilt from the stored commands."""
+
+
+def _other_ids(calls: Any, written: list[dict]) -> list[str] | None:
+    """The ids of `calls` when they are `written` in all but their ids, key order and value types included
+    (so that the calls rebuilt from the ids are the ones kept); else None."""
+    if not isinstance(calls, list) or len(calls) != len(written):
+        return None
+    ids = []
+    for call, canonical in zip(calls, written, strict=True):
+        if not isinstance(call, dict) or list(call) != _CALL_KEYS:
+            return None
+        call_id, args = call["tool_call_id"], call["arguments"]
+        canonical_args = canonical["arguments"]
+        if (
+            type(call_id) is not str
+            or call["function_name"] != canonical["function_name"]
+            or type(args) is not dict
+            or list(args) != list(canonical_args)
+            or args != canonical_args
+            or ("duration" in args and type(args["duration"]) is not float)
+            or ("keystrokes" in args and type(args["keystrokes"]) is not str)
+        ):
+            return None
+        ids.append(call_id)
+    return ids
+
+
+def stored_extra(step: Step) -> dict[str, Any]:
+    """The step's `extra` as the store keeps it: kept tool calls that are the canonical calls under other ids
+    as their ids alone (`STORED_IDS`); `read_extra` turns it back."""
+    extra = step.extra
+    kept = extra.get("_atif") if extra else None
+    if not kept or "tool_calls" not in kept:
+        return extra
+    written = canonical_tool_calls(step.index, step.source, step.commands, step.task_complete)
+    ids = _other_ids(kept["tool_calls"], written)
+    if ids is None:
+        return extra
+    return {**extra, "_atif": {**kept, "tool_calls": {STORED_IDS: ids}}}
+
+
+def read_extra(
+    extra: dict[str, Any], index: int, source: str, commands: list[Command], complete: bool
+) -> dict[str, Any]:
+    """A stored step `extra` as the model holds it (the inverse of `stored_extra`)."""
+    kept = extra.get("_atif")
+    if not isinstance(kept, dict) or not isinstance(kept.get("tool_calls"), dict):
+        return extra
+    stored = kept["tool_calls"]
+    ids = stored.get(STORED_IDS)
+    calls = canonical_tool_calls(index, source, commands, complete)
+    if isinstance(ids, list) and len(ids) == len(calls):
+        for call, call_id in zip(calls, ids, strict=True):
+            call["tool_call_id"] = call_id
+    return {**extra, "_atif": {**kept, "tool_calls": calls}}
+
+
 def _kept(step: Step) -> dict[str, Any]:
     kept = step.extra.get("_atif")
     return kept if isinstance(kept, dict) else {}
@@ -34,15 +116,7 @@ def recorded_calls(step: Step) -> list[dict[str, Any]]:
     calls = _kept(step).get("tool_calls")
     if isinstance(calls, list):
         return [c for c in calls if isinstance(c, dict) and isinstance(c.get("function_name"), str)]
-    return [_from_command(step.index, i, c) for i, c in enumerate(step.commands, 1)]
-
-
-def _from_command(index: int, n: int, command: Command) -> dict[str, Any]:
-    return {
-        "tool_call_id": f"call_{index}_{n}",
-        "function_name": command.function_name,
-        "arguments": {"keystrokes": command.keystrokes, "duration": command.duration},
-    }
+    return canonical_tool_calls(step.index, step.source, step.commands, False)
 
 
 def uses_tools(step: Step) -> bool:

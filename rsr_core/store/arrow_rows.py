@@ -11,6 +11,7 @@ from typing import Any
 import pyarrow as pa
 
 from rsr_core.formats.commands import split_commands
+from rsr_core.formats.tool_calls import stored_extra
 from rsr_core.formats.training import TRAINING_RULE, stored_training
 from rsr_core.models import SCHEMA_VERSION, Task, Trajectory
 from rsr_core.store.columns import (
@@ -155,7 +156,7 @@ def located_tables(trajectories: list[Trajectory]) -> tuple[dict[str, pa.Table],
         texts: list[str] = []
         for step in traj.steps:
             index = step.index
-            step_rows.append((tid, index, *step_values(step), _json(step.extra)))
+            step_rows.append((tid, index, *step_values(step), _json(stored_extra(step))))
             texts.append(step.message or "")
             if step.observation:
                 texts.append(step.observation)

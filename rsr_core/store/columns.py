@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
+from rsr_core.formats.tool_calls import read_extra
 from rsr_core.models import Command, Step, Trajectory
 
 # Search terms: the words of messages, observations and commands, lower-cased, as maximal runs of
@@ -180,7 +181,10 @@ def trajectory_from_rows(
         )
     built = []
     for row in sorted(steps, key=lambda r: r["step_index"]):
+        index = row["step_index"]
         fields = {k: row[k] for k in STEP_FIELDS}
-        fields["extra"] = json.loads(row["extra"]) if row["extra"] else {}
-        built.append(Step(index=row["step_index"], commands=commands.get(row["step_index"], []), **fields))
+        made = commands.get(index, [])
+        extra = json.loads(row["extra"]) if row["extra"] else {}
+        fields["extra"] = read_extra(extra, index, row["source"], made, bool(row["task_complete"]))
+        built.append(Step(index=index, commands=made, **fields))
     return Trajectory(**decode_trajectory_row({k: meta[k] for k in TRAJECTORY_READ_COLUMNS}), steps=built)

@@ -362,4 +362,18 @@ MIGRATIONS.append(
     )
 )
 
+MIGRATIONS.append(
+    (
+        8,
+        "kept tool calls under other ids stored as their ids",
+        """
+        -- Nothing to rewrite: a step's kept ATIF tool calls that are its canonical calls under other ids (harbor's
+        -- Terminus 2 numbers its calls by episode) are now stored as {"ids": [...]}, rebuilt from the step's
+        -- actions when read (rsr_core/formats/tool_calls.py, `stored_extra`); rows stored whole before read as
+        -- they are. The version keeps a release that would take that form for the calls from opening the file.
+        COMMENT ON COLUMN steps.extra IS 'step extra as JSON; _atif.tool_calls may be {"ids": [...]}';
+        """,
+    )
+)
+
 LATEST_VERSION = MIGRATIONS[-1][0]
