@@ -80,7 +80,7 @@ def stored_extra(step: Step) -> dict[str, Any]:
     as their ids alone (`STORED_IDS`); `read_extra` turns it back."""
     extra = step.extra
     kept = extra.get("_atif") if extra else None
-    if not kept or "tool_calls" not in kept:
+    if not isinstance(kept, dict) or "tool_calls" not in kept:
         return extra
     written = canonical_tool_calls(step.index, step.source, step.commands, step.task_complete)
     ids = _other_ids(kept["tool_calls"], written)
@@ -92,7 +92,8 @@ def stored_extra(step: Step) -> dict[str, Any]:
 def read_extra(
     extra: dict[str, Any], index: int, source: str, commands: list[Command], complete: bool
 ) -> dict[str, Any]:
-    """A stored step `extra` as the model holds it (the inverse of `stored_extra`)."""
+    """A stored step `extra` as the model holds it (the inverse of `stored_extra`). Ids that are not one for
+    each call (a row changed by hand) leave the calls their canonical ids."""
     kept = extra.get("_atif")
     if not isinstance(kept, dict) or not isinstance(kept.get("tool_calls"), dict):
         return extra

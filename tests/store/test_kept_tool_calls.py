@@ -107,6 +107,10 @@ def test_calls_that_differ_in_more_than_their_ids_are_stored_as_written():
 def test_steps_without_kept_calls_are_stored_as_they_are():
     plain = Step(index=1, source="user", message="hi", extra={"a": 1})
     assert stored_extra(plain) is plain.extra
+    for own in ("tool_calls", ["tool_calls"], {"tool_calls": "x"}):  # a file's own `_atif` in its step extra
+        step = _step(None, COMMANDS)
+        step.extra = {"_atif": own}
+        assert stored_extra(step) is step.extra
     assert read_extra({"a": 1}, 1, "user", [], False) == {"a": 1}
     assert read_extra({"_atif": {"tool_calls": [{"x": 1}]}}, 1, "agent", [], False) == {
         "_atif": {"tool_calls": [{"x": 1}]}
