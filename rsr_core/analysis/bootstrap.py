@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 REPLICATES = 1000
@@ -19,19 +21,35 @@ def bootstrap_ci(
     the (1-level)/2 and (1+level)/2 percentiles of the resampled means. One value gives [v, v]; the caller
     decides what no values means (the similarity report uses null).
     """
-    values = np.asarray(values, dtype=np.float64)
-    n = len(values)
+    return bootstrap_cis([values], level, replicates, seed)[0]
+
+
+def bootstrap_cis(
+    samples: Sequence[np.ndarray], level: float = LEVEL, replicates: int = REPLICATES, seed: int = 0
+) -> list[tuple[float, float]]:
+    """`bootstrap_ci` of each of several samples of one length (the metrics of the same pairs), each the
+    interval it gives that sample alone: one generator seeded alike draws the same resamples for all, so they
+    are drawn once."""
+    arrays = [np.asarray(v, dtype=np.float64) for v in samples]
+    n = len(arrays[0]) if arrays else 0
     if n == 0:
         raise ValueError("bootstrap of an empty sample")
-    if n == 1 or np.all(values == values[0]):
-        return float(values[0]), float(values[0])
+    if any(len(a) != n for a in arrays):
+        raise ValueError("one bootstrap of samples of different lengths")
+    out: list[tuple[float, float]] = [(float(a[0]), float(a[0])) for a in arrays]
+    varying = [i for i, a in enumerate(arrays) if n > 1 and not np.all(a == a[0])]
+    if not varying:
+        return out
     rng = np.random.default_rng(seed)
-    means = np.empty(replicates)
+    means = np.empty((len(varying), replicates))
     rows = max(1, _CHUNK_VALUES // n)
     for start in range(0, replicates, rows):
         stop = min(replicates, start + rows)
         idx = rng.integers(0, n, size=(stop - start, n))
-        means[start:stop] = values[idx].mean(axis=1)
+        for row, i in enumerate(varying):
+            means[row, start:stop] = arrays[i][idx].mean(axis=1)
     tail = (1.0 - level) / 2.0 * 100.0
-    lo, hi = np.percentile(means, [tail, 100.0 - tail])
-    return float(lo), float(hi)
+    for row, i in enumerate(varying):
+        lo, hi = np.percentile(means[row], [tail, 100.0 - tail])
+        out[i] = (float(lo), float(hi))
+    return out

@@ -20,7 +20,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from rsr_core.analysis.bootstrap import bootstrap_ci
+from rsr_core.analysis.bootstrap import bootstrap_cis
 from rsr_core.analysis.pair_metrics import KERNELS, METRICS
 
 PARALLEL_SUMMARY_PAIRS = 20_000
@@ -147,11 +147,16 @@ def score_pairs(
     return out
 
 
-def _side(values: np.ndarray, seed: int) -> dict[str, Any]:
-    if len(values) == 0:
-        return {"pairs": 0, "mean": None, "ci": None}
-    lo, hi = bootstrap_ci(values, seed=seed)
-    return {"pairs": len(values), "mean": float(values.mean()), "ci": [lo, hi]}
+def _sides(samples: list[np.ndarray], seed: int) -> list[dict[str, Any]]:
+    """The report of one side (same- or cross-runbook pairs) for each metric's values of those pairs."""
+    n = len(samples[0])
+    if n == 0:
+        return [{"pairs": 0, "mean": None, "ci": None} for _ in samples]
+    cis = bootstrap_cis(samples, seed=seed)
+    return [
+        {"pairs": n, "mean": float(v.mean()), "ci": [lo, hi]}
+        for v, (lo, hi) in zip(samples, cis, strict=True)
+    ]
 
 
 def summarise(pairs: pd.DataFrame, metric: str, seed: int = 0) -> dict[str, Any]:
@@ -166,26 +171,29 @@ def summarise(pairs: pd.DataFrame, metric: str, seed: int = 0) -> dict[str, Any]
 def summarise_all(
     pairs: pd.DataFrame, metrics: tuple[str, ...] | list[str] = METRICS, seed: int = 0
 ) -> dict[str, dict[str, Any]]:
-    """`summarise` of each metric, the metrics side by side on the machine's cores (their bootstraps are
-    numpy work that lets go of the interpreter; each has its own seeded generator, so the figures do not
-    depend on the order they are computed in)."""
+    """`summarise` of each metric. The metrics of one side are bootstrapped together (their resamples are the
+    same: one generator, seeded alike), and at scale the two sides run side by side on the machine's cores
+    (numpy lets go of the interpreter); the figures are those of each metric summarised alone."""
     same = pairs["relation"].to_numpy() == "same"
     tasks = pairs["task_id"].to_numpy(dtype=object)
-    columns = {m: pairs[m].to_numpy(dtype=np.float64) for m in metrics}
-
-    def one(metric: str) -> dict[str, Any]:
-        values = columns[metric]
-        return {
-            "metric": metric,
-            "same_runbook": _side(values[same], seed),
-            "cross_runbook": _side(values[~same], seed + 1),
-            "by_task": _by_task(tasks, same, values),
+    columns = [pairs[m].to_numpy(dtype=np.float64) for m in metrics]
+    if not metrics:
+        return {}
+    both = [([v[same] for v in columns], seed), ([v[~same] for v in columns], seed + 1)]
+    if len(pairs) < PARALLEL_SUMMARY_PAIRS or (os.cpu_count() or 1) < 2:
+        same_side, cross_side = (_sides(*side) for side in both)
+    else:
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            same_side, cross_side = pool.map(lambda side: _sides(*side), both)
+    return {
+        m: {
+            "metric": m,
+            "same_runbook": same_side[i],
+            "cross_runbook": cross_side[i],
+            "by_task": _by_task(tasks, same, columns[i]),
         }
-
-    if len(metrics) < 2 or len(pairs) < PARALLEL_SUMMARY_PAIRS:
-        return {m: one(m) for m in metrics}
-    with ThreadPoolExecutor(max_workers=min(len(metrics), os.cpu_count() or 1)) as pool:
-        return dict(zip(metrics, pool.map(one, metrics), strict=True))
+        for i, m in enumerate(metrics)
+    }
 
 
 def _by_task(tasks: np.ndarray, same: np.ndarray, values: np.ndarray) -> list[dict[str, Any]]:
