@@ -131,6 +131,24 @@ def _raise_in(frame: Any, exc: BaseException, only_in: int | None = None) -> Non
     sys.settrace(lambda *_: None)  # frame-local trace functions run only while a global one is set
 
 
+def _unraisable(hook_args: Any) -> None:
+    """`sys.unraisablehook` during a command. A signal that lands in code Python runs where an exception cannot
+    unwind (a weakref callback such as a WeakValueDictionary's removal, a `__del__`) has its exception printed
+    as ignored and dropped: it is raised again in the frame that was running, at its next line. Anything else
+    is reported as Python reports it."""
+    exc = hook_args.exc_value
+    if isinstance(exc, KeyboardInterrupt | Terminated) and _SIGNALLED:
+        caller = sys._getframe(1)  # noqa: SLF001 - the frame whose work set off the callback
+        if caller is not None:
+            _raise_in(caller, exc)
+        return
+    _unraisable_before(hook_args)
+
+
+_unraisable_before = sys.__unraisablehook__
+"""The unraisable hook `_unraisable` replaced for the command (Python's own, or a test runner's)."""
+
+
 def _interruption(exc: BaseException) -> bool:
     """Is `exc` DuckDB's report of a signal that landed during a query (an `InterruptException`, or a
     RuntimeError "Query interrupted")? duckdb is looked up, not imported: a command that never used it cannot
@@ -164,6 +182,10 @@ def _on_signals() -> dict[int, object]:
     current = signal.getsignal(signal.SIGINT)
     if current is signal.default_int_handler or current is _interrupted_early:
         replaced[signal.SIGINT] = signal.signal(signal.SIGINT, _signalled)
+    global _unraisable_before
+    if sys.unraisablehook is not _unraisable:
+        _unraisable_before = sys.unraisablehook
+        sys.unraisablehook = _unraisable
     return replaced
 
 
@@ -232,6 +254,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         for sig, handler in replaced.items():
             signal.signal(sig, handler)  # type: ignore[arg-type]
+        if sys.unraisablehook is _unraisable:
+            sys.unraisablehook = _unraisable_before
         if own and threading.current_thread() is threading.main_thread():
             # The command is over; what remains is the interpreter's exit, which a late Ctrl-C would fill with
             # tracebacks of its exit handlers.

@@ -242,6 +242,43 @@ def test_ctrl_c_inside_an_import_is_raised_once_the_import_has_finished(tmp_path
     assert not reached and sys.modules["interrupted_module"].DONE == 1  # the import ran to its end first
 
 
+def test_ctrl_c_inside_a_weakref_callback_is_raised_in_the_code_that_was_running(capsys):
+    """A weakref callback (a WeakValueDictionary's removal, as multiprocessing's pool leaves behind) cannot
+    let an exception unwind: Python prints it as ignored and drops it. rsr raises it again in the frame whose
+    work set the callback off, at its next line."""
+    import weakref
+
+    from rsr_core import cli
+
+    class Thing:
+        pass
+
+    def callback(_: object) -> None:
+        signal.raise_signal(signal.SIGINT)
+        for _ in range(3):  # Python code runs here: the handler is called inside the callback
+            pass
+
+    thing = Thing()
+    watch = weakref.ref(thing, callback)
+    previous = signal.signal(signal.SIGINT, cli._signalled)  # noqa: SLF001 - the handler rsr installs
+    hook = sys.unraisablehook
+    replaced = cli._on_signals()  # noqa: SLF001 - and its unraisable hook
+    reached = False
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            del thing
+            reached = True
+    finally:
+        for sig, handler in replaced.items():
+            signal.signal(sig, handler)  # type: ignore[arg-type]
+        signal.signal(signal.SIGINT, previous)
+        sys.unraisablehook = hook
+        sys.settrace(None)
+        cli._SIGNALLED.clear()  # noqa: SLF001
+    assert not reached and watch() is None
+    assert "Exception ignored" not in capsys.readouterr().err
+
+
 FORK_SCRIPT = """
 import logging, multiprocessing, os, signal
 from rsr_core import cli
