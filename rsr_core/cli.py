@@ -138,9 +138,11 @@ def _unraisable(hook_args: Any) -> None:
     is reported as Python reports it."""
     exc = hook_args.exc_value
     if isinstance(exc, KeyboardInterrupt | Terminated) and _SIGNALLED:
-        caller = sys._getframe(1)  # noqa: SLF001 - the frame whose work set off the callback
-        if caller is not None:
-            _raise_in(caller, exc)
+        try:
+            caller = sys._getframe(1)  # noqa: SLF001 - the frame whose work set off the callback
+        except ValueError:  # none (C code alone was running): the command sees `_SIGNALLED` when it returns
+            return
+        _raise_in(caller, exc)
         return
     _unraisable_before(hook_args)
 
