@@ -24,7 +24,8 @@ from rsr_core.analysis.bootstrap import bootstrap_cis
 from rsr_core.analysis.pair_metrics import KERNELS, METRICS
 
 PARALLEL_SUMMARY_PAIRS = 20_000
-"""From this many pairs on, the metrics are summarised side by side (below, a thread costs more than it saves)."""
+"""From this many pairs on, the same- and cross-runbook sides are summarised side by side (below, a thread costs
+more than it saves)."""
 PAIR_COLUMNS = ("task_id", "category", "trajectory_a", "trajectory_b", "runbook_a", "runbook_b", "relation")
 
 
@@ -174,11 +175,11 @@ def summarise_all(
     """`summarise` of each metric. The metrics of one side are bootstrapped together (their resamples are the
     same: one generator, seeded alike), and at scale the two sides run side by side on the machine's cores
     (numpy lets go of the interpreter); the figures are those of each metric summarised alone."""
-    same = pairs["relation"].to_numpy() == "same"
-    tasks = pairs["task_id"].to_numpy(dtype=object)
-    columns = [pairs[m].to_numpy(dtype=np.float64) for m in metrics]
     if not metrics:
         return {}
+    same = pairs["relation"].to_numpy() == "same"
+    groups = _task_groups(pairs["task_id"].to_numpy(dtype=object), same)
+    columns = [pairs[m].to_numpy(dtype=np.float64) for m in metrics]
     both = [([v[same] for v in columns], seed), ([v[~same] for v in columns], seed + 1)]
     if len(pairs) < PARALLEL_SUMMARY_PAIRS or (os.cpu_count() or 1) < 2:
         same_side, cross_side = (_sides(*side) for side in both)
@@ -190,26 +191,43 @@ def summarise_all(
             "metric": m,
             "same_runbook": same_side[i],
             "cross_runbook": cross_side[i],
-            "by_task": _by_task(tasks, same, columns[i]),
+            "by_task": _by_task(groups, columns[i]),
         }
         for i, m in enumerate(metrics)
     }
 
 
-def _by_task(tasks: np.ndarray, same: np.ndarray, values: np.ndarray) -> list[dict[str, Any]]:
-    """Per task (sorted; pairs without a task left out), the count and mean of its same- and cross-runbook
-    pairs. Each side's values are summed in their order among the pairs, as a mean of that side alone would."""
-    known = pd.notna(tasks)
-    tasks, same, values = tasks[known], same[known], values[known]
-    if not len(tasks):
-        return []
-    names, codes = np.unique(tasks, return_inverse=True)
-    keys = codes.reshape(-1) * 2 + (~same)  # per task: its same-runbook pairs, then its cross-runbook ones
-    order = np.argsort(keys, kind="stable")
-    ordered = values[order]
-    bounds = np.searchsorted(keys[order], np.arange(2 * len(names) + 1)).tolist()
+@dataclass
+class _TaskGroups:
+    """The pairs grouped by task (sorted; pairs without a task left out): in `order`, each task's same-runbook
+    pairs, then its cross-runbook ones, between `bounds[2i]`, `bounds[2i + 1]` and `bounds[2i + 2]`. The same
+    for every metric of a frame."""
+
+    names: list[str]
+    order: np.ndarray
+    bounds: list[int]
+
+
+def _task_groups(tasks: np.ndarray, same: np.ndarray) -> _TaskGroups:
+    known = np.flatnonzero(pd.notna(tasks))
+    if not len(known):
+        return _TaskGroups([], known, [])
+    names, codes = np.unique(tasks[known], return_inverse=True)
+    keys = codes.reshape(-1) * 2 + (
+        ~same[known]
+    )  # per task: its same-runbook pairs, then its cross-runbook ones
+    within = np.argsort(keys, kind="stable")
+    bounds = np.searchsorted(keys[within], np.arange(2 * len(names) + 1)).tolist()
+    return _TaskGroups(names.tolist(), known[within], bounds)
+
+
+def _by_task(groups: _TaskGroups, values: np.ndarray) -> list[dict[str, Any]]:
+    """Per task, the count and mean of its same- and cross-runbook pairs. Each side's values are summed in
+    their order among the pairs, as a mean of that side alone would."""
+    ordered = values[groups.order]
+    bounds = groups.bounds
     out = []
-    for i, task_id in enumerate(names.tolist()):
+    for i, task_id in enumerate(groups.names):
         s = ordered[bounds[2 * i] : bounds[2 * i + 1]]
         c = ordered[bounds[2 * i + 1] : bounds[2 * i + 2]]
         out.append(
