@@ -24,7 +24,7 @@ timed = @echo '$(subst ','\'',$(2))'; t0=$$(date +%s%N); { $(2); } || exit $$?; 
 # packages' bytecode is compiled once here: where the environment forbids Python to write it
 # (PYTHONDONTWRITEBYTECODE), every process would compile pandas, pyarrow and streamlit again (`import pandas`
 # 2 s instead of 0.5 s), and the tests start hundreds of processes.
-$(STAMP): pyproject.toml $(LOCK)
+$(STAMP): pyproject.toml setup.py rsr_core/store/_rows.c $(LOCK)
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip >/dev/null
 	$(BIN)/pip install -q -c $(LOCK) uv
@@ -50,7 +50,8 @@ base-image: venv docker
 	$(call timed,debootstrap,scripts/ensure_apt.sh debootstrap debootstrap)
 	$(call timed,base image,$(BIN)/rsr sandbox build-base)
 
-## A C compiler for the hostile-agent probe that builds an NSS module
+## A C compiler: the C build of the ingest's rows (rsr_core/store/_rows.c; made by `venv`, so it comes first), and
+## the hostile-agent probe that builds an NSS module
 compiler:
 	$(call timed,gcc,scripts/ensure_apt.sh gcc gcc libc6-dev)
 
@@ -69,7 +70,7 @@ app: venv demo-db
 ## Set up everything the tests need (venvs, Docker engine, base image, chromium) and run them: the whole suite
 ## on the default Python (TEST_WORKERS workers, each test module on one of them, so that its fixtures start once, the longest modules first: tests/conftest.py), then the suite without Docker and browser on 3.12 (lowest declared versions) and 3.13
 ## (the lock), each with the wheel installed in a fresh venv (scripts/test_pythons.sh)
-test: venv pythons side-venvs docker base-image chromium compiler
+test: compiler venv pythons side-venvs docker base-image chromium
 	$(call timed,check,$(MAKE) --no-print-directory check)
 	$(call timed,pytest,$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder)
 	$(call timed,other Pythons,scripts/test_pythons.sh)

@@ -177,6 +177,21 @@ def test_the_wheel_holds_the_package_the_studio_and_the_demo_and_no_database(whe
 
 
 @pytest.mark.package
+def test_the_wheel_carries_the_c_build_of_the_rows_and_the_installed_package_uses_it(
+    wheel, installed, outside
+):
+    """Built where a C compiler is (make test installs one): an ingest from the wheel builds its rows in C."""
+    if shutil.which("cc") is None and shutil.which("gcc") is None:
+        pytest.skip("no C compiler: the wheel is built without the C module, and its rows in Python")
+    built = [n for n in zipfile.ZipFile(wheel).namelist() if re.fullmatch(r"rsr_core/store/_rows\..*\.so", n)]
+    assert len(built) == 1, built
+    probe = "from rsr_core.store.arrow_rows import native_rows; print(native_rows().__file__)"
+    env = _user_env(outside / "home")
+    where = _run([installed / "bin" / "python", "-c", probe], cwd=outside / "work", env=env).stdout.strip()
+    assert Path(where).resolve().is_relative_to(installed.resolve()), where
+
+
+@pytest.mark.package
 def test_the_installed_studio_works_from_outside_the_checkout(installed, outside):
     env = _user_env(outside / "home")
     cwd = outside / "work"

@@ -43,7 +43,8 @@ out."""
 
 
 @cache
-def _confirmation() -> str:
+def confirmation() -> str:
+    """Terminus 2's "are you sure?" question (`in_dialogue`)."""
     from rsr_core import prompts
 
     return str(prompts.load_json("terminus2_messages_v1.json")["confirm"])
@@ -53,7 +54,7 @@ def in_dialogue(step: Step) -> bool:
     """A harness message that is part of the general harness's own dialogue: Terminus 2's "are you sure?"
     question, which the harness sends in the same user message as the observation before it (recorded as a step
     of its own by this project's harness, inside the observation by harbor's). A model meets it at inference."""
-    return step.harness_control and step.source == "user" and step.message == _confirmation()
+    return step.harness_control and step.source == "user" and step.message == confirmation()
 
 
 def removed_from_training(step: Step) -> bool:
@@ -346,11 +347,20 @@ def stored_training(trajectory: Trajectory) -> tuple[bytes | None, str | None]:
     return messages_key([m for row in rows for m in row]), None
 
 
+KEY_BYTES = 16
+"""Size of a training key (a BLAKE2b digest)."""
+
+
+def key_digest(raw: bytes) -> bytes:
+    """The training key of the length-prefixed parts `messages_key` hashes, given all at once."""
+    return hashlib.blake2b(raw, digest_size=KEY_BYTES).digest()
+
+
 def messages_key(messages: list[Message]) -> bytes:
     """Identity of a training conversation: rows with the same key are exact duplicates. BLAKE2b (16 bytes)
     of each message's role and UTF-8 content, each with its length first (no two conversations share them);
     a message's tool calls, or the call its result answers, follow its role after a NUL (no role has one)."""
-    digest = hashlib.blake2b(digest_size=16)
+    digest = hashlib.blake2b(digest_size=KEY_BYTES)
     for message in messages:
         role = message["role"]
         tools = {k: message[k] for k in ("tool_calls", "tool_call_id") if k in message}

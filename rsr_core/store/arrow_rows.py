@@ -5,15 +5,17 @@ Kept apart from `columns` so that a command that only reads (`rsr list`, `rsr sh
 from __future__ import annotations
 
 import json
+from functools import cache
 from operator import attrgetter
+from types import ModuleType
 from typing import Any
 
 import pyarrow as pa
 
 from rsr_core.formats.commands import split_commands
 from rsr_core.formats.tool_calls import stored_extra
-from rsr_core.formats.training import TRAINING_RULE, stored_training
-from rsr_core.models import SCHEMA_VERSION, Task, Trajectory
+from rsr_core.formats.training import TRAINING_RULE, confirmation, key_digest, stored_training, uses_terminus1
+from rsr_core.models import SCHEMA_VERSION, Step, Task, Trajectory
 from rsr_core.store.columns import (
     STEP_FIELDS,
     TRAJECTORY_FIELDS,
@@ -30,6 +32,23 @@ def _json(value: Any) -> str | None:
     if not value:
         return None
     return _ENCODER.encode(value)
+
+
+def _extra_json(step: Step) -> str | None:
+    """The stored `extra` column of a step."""
+    return _json(stored_extra(step))
+
+
+@cache
+def native_rows() -> ModuleType | None:
+    """The C build of the per-step loop below (rsr_core/store/_rows.c), set up; None where the package was
+    installed without it (no C compiler), and the rows are built in Python alone."""
+    try:
+        from rsr_core.store import _rows  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    _rows.configure(STEP_FIELDS, _extra_json, key_digest, confirmation())
+    return _rows
 
 
 _S, _LS = pa.string(), pa.large_string()
@@ -137,40 +156,37 @@ def trajectory_tables(trajectories: list[Trajectory]) -> dict[str, pa.Table]:
     return located_tables(trajectories)[0]
 
 
-def located_tables(trajectories: list[Trajectory]) -> tuple[dict[str, pa.Table], list[dict[str, int]]]:
+def located_tables(
+    trajectories: list[Trajectory], native: bool = True
+) -> tuple[dict[str, pa.Table], list[dict[str, int]]]:
     """`trajectory_tables` plus, per trajectory in order, its number of rows in each table.
 
-    Rows are gathered as tuples and transposed once (zip), then each column becomes one Arrow array.
+    Rows are gathered as tuples and transposed once (zip), then each column becomes one Arrow array. The steps of
+    a trajectory go through the C build of `_python_rows` and `stored_training` (`native_rows`) unless `native`
+    is False; what it does not take on (it says so) is built here.
     """
+    fast = native_rows() if native else None
     counts: list[dict[str, int]] = []
     traj_rows: list[tuple] = []
     step_rows: list[tuple] = []
     act_rows: list[tuple] = []
     cmd_rows: list[tuple] = []
     search_rows: list[tuple] = []
-    step_values = attrgetter(*STEP_FIELDS)
     traj_values = attrgetter(*TRAJECTORY_FIELDS)
     for traj in trajectories:
         tid = traj.trajectory_id
-        seq = n_actions = n_agent = 0
-        texts: list[str] = []
-        for step in traj.steps:
-            index = step.index
-            step_rows.append((tid, index, *step_values(step), _json(stored_extra(step))))
-            texts.append(step.message or "")
-            if step.observation:
-                texts.append(step.observation)
-            if step.source != "agent":
-                continue
-            n_agent += 1
-            n_actions += len(step.commands)
-            for a_idx, cmd in enumerate(step.commands):
-                keys = cmd.keystrokes
-                act_rows.append((tid, index, a_idx, cmd.function_name, keys, cmd.duration))
-                for text in split_commands(keys):
-                    cmd_rows.append((tid, seq, index, a_idx, text))
-                    texts.append(text)
-                    seq += 1
+        done = None
+        if fast is not None:
+            terminus1 = uses_terminus1(traj)
+            done = fast.trajectory_rows(tid, traj.steps, step_rows, act_rows, cmd_rows, terminus1)
+        if done is None:
+            texts, n_actions, seq, n_agent = _python_rows(tid, traj.steps, step_rows, act_rows, cmd_rows)
+            usage = usage_of(traj)
+            training = stored_training(traj)
+        else:
+            texts, n_actions, seq, n_agent, prompt, completion, cost, training = done
+            usage = usage_of(traj, (prompt, completion, cost))
+            training = training or stored_training(traj)
         before = len(search_rows)
         term_rows(tid, texts, search_rows)
         counts.append(
@@ -191,10 +207,10 @@ def located_tables(trajectories: list[Trajectory]) -> tuple[dict[str, pa.Table],
                 _json(traj.extra),
                 _json(changed),
                 SCHEMA_VERSION,
-                *usage_of(traj),
+                *usage,
                 duration_s(traj.started_at, traj.finished_at),
                 TRAINING_RULE,
-                *stored_training(traj),
+                *training,
                 n_agent,
             )
         )
@@ -206,6 +222,36 @@ def located_tables(trajectories: list[Trajectory]) -> tuple[dict[str, pa.Table],
         "search_terms": rows_table(search_rows, SEARCH_TERM_SCHEMA),
     }
     return tables, counts
+
+
+_STEP_VALUES = attrgetter(*STEP_FIELDS)
+
+
+def _python_rows(
+    tid: str, steps: list[Step], step_rows: list[tuple], act_rows: list[tuple], cmd_rows: list[tuple]
+) -> tuple[list[str], int, int, int]:
+    """Append a trajectory's step, action and command rows; (the texts of its search terms, its number of
+    actions, of commands and of agent steps)."""
+    seq = n_actions = n_agent = 0
+    texts: list[str] = []
+    for step in steps:
+        index = step.index
+        step_rows.append((tid, index, *_STEP_VALUES(step), _extra_json(step)))
+        texts.append(step.message or "")
+        if step.observation:
+            texts.append(step.observation)
+        if step.source != "agent":
+            continue
+        n_agent += 1
+        n_actions += len(step.commands)
+        for a_idx, cmd in enumerate(step.commands):
+            keys = cmd.keystrokes
+            act_rows.append((tid, index, a_idx, cmd.function_name, keys, cmd.duration))
+            for text in split_commands(keys):
+                cmd_rows.append((tid, seq, index, a_idx, text))
+                texts.append(text)
+                seq += 1
+    return texts, n_actions, seq, n_agent
 
 
 def rows_table(rows: list[tuple], schema: pa.Schema) -> pa.Table:

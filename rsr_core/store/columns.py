@@ -39,18 +39,28 @@ def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-def usage_of(traj: Trajectory) -> tuple[int | None, int | None, float | None]:
-    """(prompt tokens, completion tokens, cost in USD) of a run: the sums over its steps' metrics, else what
-    the run's own record says (harbor `agent_result`, Terminal-Bench token totals); None where unknown."""
+def step_usage(steps: list[Step]) -> tuple[int | None, int | None, float | None]:
+    """(prompt tokens, completion tokens, cost in USD) summed over the steps that record them; None where none
+    does."""
     prompt = completion = None
     cost = None
-    for step in traj.steps:
+    for step in steps:
         if step.prompt_tokens is not None:
             prompt = (prompt or 0) + step.prompt_tokens
         if step.completion_tokens is not None:
             completion = (completion or 0) + step.completion_tokens
         if step.cost_usd is not None:
             cost = (cost or 0.0) + step.cost_usd
+    return prompt, completion, cost
+
+
+def usage_of(
+    traj: Trajectory, sums: tuple[int | None, int | None, float | None] | None = None
+) -> tuple[int | None, int | None, float | None]:
+    """(prompt tokens, completion tokens, cost in USD) of a run: the sums over its steps' metrics (`sums`, when
+    they were taken already), else what the run's own record says (harbor `agent_result`, Terminal-Bench token
+    totals); None where unknown."""
+    prompt, completion, cost = step_usage(traj.steps) if sums is None else sums
     found = traj.extra.get("agent_result")
     result: dict[str, Any] = found if isinstance(found, dict) else {}
     if prompt is None:
