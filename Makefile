@@ -24,7 +24,7 @@ timed = @echo '$(subst ','\'',$(2))'; t0=$$(date +%s%N); { $(2); } || exit $$?; 
 # packages' bytecode is compiled once here: where the environment forbids Python to write it
 # (PYTHONDONTWRITEBYTECODE), every process would compile pandas, pyarrow and streamlit again (`import pandas`
 # 2 s instead of 0.5 s), and the tests start hundreds of processes.
-$(STAMP): pyproject.toml setup.py rsr_core/store/_rows.c $(LOCK)
+$(STAMP): pyproject.toml setup.py $(wildcard rsr_core/*/_*.c) $(LOCK)
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip >/dev/null
 	$(BIN)/pip install -q -c $(LOCK) uv
@@ -50,7 +50,7 @@ base-image: venv docker
 	$(call timed,debootstrap,scripts/ensure_apt.sh debootstrap debootstrap)
 	$(call timed,base image,$(BIN)/rsr sandbox build-base)
 
-## A C compiler: the C build of the ingest's rows (rsr_core/store/_rows.c; made by `venv`, so it comes first), and
+## A C compiler: the C builds of the ingest's per-step work (setup.py; made by `venv`, so it comes first), and
 ## the hostile-agent probe that builds an NSS module
 compiler:
 	$(call timed,gcc,scripts/ensure_apt.sh gcc gcc libc6-dev)

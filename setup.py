@@ -1,14 +1,20 @@
-"""The one compiled module: the per-step rows of an ingest in C (rsr_core/store/_rows.c).
+"""The compiled modules: the per-step work of an ingest in C, each the C build of Python code that stays its
+definition: reading ATIF steps (rsr_core/formats/_steps.c, of `atif_read.parse_steps`) and building their rows
+(rsr_core/store/_rows.c, of `arrow_rows.located_tables`).
 
-Optional: where it cannot be built (no C compiler), the package installs without it and the same rows are
-built in Python (rsr_core/store/arrow_rows.py)."""
+Optional: where they cannot be built (no C compiler), the package installs without them and the Python code does
+all of it."""
 
 from setuptools import Extension, setup
 
+MODULES = {
+    "rsr_core.formats._steps": "rsr_core/formats/_steps.c",
+    "rsr_core.store._rows": "rsr_core/store/_rows.c",
+}
+
 setup(
     ext_modules=[
-        Extension(
-            "rsr_core.store._rows", ["rsr_core/store/_rows.c"], optional=True, extra_compile_args=["-O2"]
-        )
+        Extension(name, [source], optional=True, extra_compile_args=["-O2"])
+        for name, source in MODULES.items()
     ]
 )

@@ -143,9 +143,9 @@ for leg in "${LEGS[@]}"; do
     "$py" -VV
     cat pyproject.toml
     [ "$resolution" = lowest ] || cat "$LOCK"
-    cat setup.py rsr_core/store/_rows.c
-    # the in-place C build of this interpreter, which a clean of ignored files removes
-    [ -f "rsr_core/store/_rows$("$py" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')" ] && echo built
+    cat setup.py rsr_core/*/_*.c
+    # the in-place C builds of this interpreter, which a clean of ignored files removes
+    ls rsr_core/*/_*"$("$py" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')" 2>/dev/null
   } | sha256sum | cut -c1-32)
   if [ "$(cat "$dir/.key" 2>/dev/null)" = "$key" ] && [ -x "$dir/bin/python" ]; then
     say "$leg: cached venv $dir ($("$dir/bin/python" -V))"

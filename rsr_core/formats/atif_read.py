@@ -17,6 +17,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from functools import cache
+from types import ModuleType
 from typing import Any
 
 from rsr_core.formats.commands import keystrokes_of_call
@@ -276,10 +278,37 @@ def _harness_steps(
     return observation, steps
 
 
-def parse_steps(raw_steps: Any) -> list[Step]:
+@cache
+def native_steps() -> ModuleType | None:
+    """The C build of `parse_steps` for the steps harbor's Terminus 2 writes (rsr_core/formats/_steps.c), set up;
+    None where the package was installed without it (no C compiler)."""
+    try:
+        from rsr_core.formats import _steps  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    _steps.configure(
+        Step,
+        tuple(Step.__pydantic_fields__),
+        Command,
+        tuple(Command.__pydantic_fields__),
+        is_control_message,
+        MAX_STEPS,
+    )
+    return _steps
+
+
+def parse_steps(raw_steps: Any, native: bool = True) -> list[Step]:
     """Validate and convert ATIF steps; step ids must run 1..n in order. A step's index is its position among
     the steps read (harness messages folded into an observation are steps of their own), unless the file
-    carries the stored one."""
+    carries the stored one.
+
+    Steps of the shapes the C build takes on (`native_steps`) are read there, unless `native` is False; it
+    hands back every other list, read below."""
+    fast = native_steps() if native else None
+    if fast is not None:
+        read: list[Step] | None = fast.parse_steps(raw_steps)
+        if read is not None:
+            return read
     expect(isinstance(raw_steps, list), "steps", "a list of step objects", raw_steps)
     if len(raw_steps) > MAX_STEPS:
         raise FormatError(
