@@ -8,6 +8,8 @@ import math
 import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from functools import cache
+from types import ModuleType
 from typing import Any, TypeVar
 
 import jiter
@@ -139,10 +141,13 @@ def _within_depth(value: Any) -> Any:
     return value
 
 
-def too_deep(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
+def too_deep(value: Any, limit: int = MAX_JSON_DEPTH, native: bool = True) -> bool:
     """Does a parsed JSON value nest objects and arrays more than `limit` levels deep (the root is level 1)?
 
-    Walked level by level, not recursively, so any depth is measured; every value is visited once."""
+    Walked level by level, not recursively, so any depth is measured; every value is visited once. The walk
+    runs in C where the package was built with it (`rsr_core/formats/_depth.c`; not with `native` False)."""
+    if native and limit <= _NATIVE_DEPTH_MAX and (fast := _native_depth()) is not None:
+        return bool(fast.too_deep(value, limit))
     if value.__class__ is not dict and value.__class__ is not list:
         return False
     level = [value]
@@ -158,6 +163,20 @@ def too_deep(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
             return True
         level = below
     return False  # limit < 1: nothing is measured
+
+
+_NATIVE_DEPTH_MAX = 1_000
+"""The deepest limit the C walk is given: it goes one call deeper per level."""
+
+
+@cache
+def _native_depth() -> ModuleType | None:
+    """The C build of `too_deep`; None where the package was installed without it (no C compiler)."""
+    try:
+        from rsr_core.formats import _depth  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    return _depth
 
 
 def _children(value: Any) -> list[tuple[str | int, Any]]:
