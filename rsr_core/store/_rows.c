@@ -1,8 +1,9 @@
 /* The per-step part of `arrow_rows.located_tables`, in C: one trajectory's step, action and command rows,
- * the texts its search terms come from, its usage sums and, for the common shape of a run, its training key.
+ * its search-term rows, its usage sums and, for the common shape of a run, its training key.
  *
  * The Python code stays the definition: `arrow_rows.py` (the rows, `stored_extra`'s short form of kept tool
- * calls), `formats/commands.py` (`split_commands`) and `formats/training.py` (`stored_training`). This module
+ * calls), `store/columns.py` (`term_rows`), `formats/commands.py` (`split_commands`) and `formats/training.py`
+ * (`stored_training`). This module
  * gives the same values, object for object, and says so by returning None where it does not take a case on:
  * a value of an unexpected type leaves the whole trajectory to Python (its rows are taken back), a run whose
  * training key depends on a rule not written out here (thinking, tool turns, Terminus 1, hand-offs, media,
@@ -21,13 +22,15 @@ static PyObject *step_fields;   /* tuple of str: STEP_FIELDS */
 static PyObject *extra_json;    /* callable(step) -> str | None: `_json(stored_extra(step))` */
 static PyObject *key_of;        /* callable(bytes) -> bytes: the BLAKE2b digest of `messages_key` */
 static PyObject *confirmation;  /* str: Terminus 2's "are you sure?" message (`in_dialogue`) */
+static unsigned char term_table[256]; /* `columns._DELIMIT`: a byte of a term maps to itself, others to a space */
+static Py_ssize_t term_min, term_max; /* `columns.TERM_MIN`, `TERM_MAX` */
 
 /* Interned names. */
 static PyObject *s_index, *s_source, *s_message, *s_analysis, *s_plan, *s_commands, *s_observation,
     *s_task_complete, *s_harness_control, *s_private_guidance, *s_copied_context, *s_prompt_tokens,
     *s_completion_tokens, *s_cost_usd, *s_extra, *s_keystrokes, *s_duration, *s_function_name,
     *s_tool_call_id, *s_arguments, *s_atif, *s_tool_calls, *s_answer, *s_cached_tokens, *s_agent,
-    *s_empty, *s_no_steps, *s_mark_complete;
+    *s_empty, *s_no_steps, *s_mark_complete, *s_newline, *s_dotted_i, *s_i, *s_lower;
 static PyObject *int_zero, *float_zero;
 
 /* ---- a growable byte buffer ---- */
@@ -796,7 +799,7 @@ done:
     return result;
 }
 
-/* ---- one trajectory's rows ---- */
+/* ---- search terms (`columns.term_rows`) ---- */
 
 static int append_new(PyObject *list, PyObject *item) { /* steals item */
     if (item == NULL)
@@ -805,6 +808,112 @@ static int append_new(PyObject *list, PyObject *item) { /* steals item */
     Py_DECREF(item);
     return rc;
 }
+
+
+static const char *sort_base; /* the bytes the spans below point into (qsort takes no context) */
+
+typedef struct {
+    Py_ssize_t at, len;
+} Span;
+
+static int span_order(const void *a, const void *b) {
+    const Span *x = a, *y = b;
+    int c = memcmp(sort_base + x->at, sort_base + y->at, (size_t)(x->len < y->len ? x->len : y->len));
+    return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+static int is_split(unsigned char c) { /* bytes.split(): ASCII whitespace */
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\x0b' || c == '\x0c';
+}
+
+/* Append the (term, tid) rows of these texts, sorted; -1 on error. */
+static int term_rows(PyObject *tid, PyObject *texts, PyObject *out, Py_ssize_t *count) {
+    PyObject *text = PyUnicode_Join(s_newline, texts), *raw = NULL;
+    Span *spans = NULL;
+    int rc = -1;
+    if (text == NULL)
+        return -1;
+    Py_ssize_t at = PyUnicode_FindChar(text, 0x130, 0, PyUnicode_GET_LENGTH(text), 1);
+    if (at == -2)
+        goto done;
+    if (at >= 0)
+        Py_SETREF(text, PyUnicode_Replace(text, s_dotted_i, s_i, -1));
+    if (text == NULL)
+        goto done;
+    Py_SETREF(text, PyObject_CallMethodNoArgs(text, s_lower));
+    if (text == NULL || (raw = PyUnicode_AsEncodedString(text, "utf-8", "surrogatepass")) == NULL)
+        goto done;
+    const unsigned char *data = (const unsigned char *)PyBytes_AS_STRING(raw);
+    Py_ssize_t n = PyBytes_GET_SIZE(raw), n_spans = 0, cap = 0;
+    for (Py_ssize_t i = 0; i < n;) {
+        while (i < n && is_split(term_table[data[i]]))
+            i++;
+        Py_ssize_t start = i;
+        while (i < n && !is_split(term_table[data[i]]))
+            i++;
+        if (i == start || i - start < term_min || i - start > term_max)
+            continue;
+        if (n_spans == cap) {
+            cap = cap ? cap * 2 : 64;
+            Span *grown = PyMem_Realloc(spans, (size_t)cap * sizeof(Span));
+            if (grown == NULL) {
+                PyErr_NoMemory();
+                goto done;
+            }
+            spans = grown;
+        }
+        spans[n_spans++] = (Span){start, i - start};
+    }
+    sort_base = (const char *)data;
+    /* the distinct terms (an open-addressing set of spans), then sorted */
+    Py_ssize_t size = 64;
+    while (size < 2 * n_spans)
+        size *= 2;
+    Py_ssize_t *slots = PyMem_Malloc((size_t)size * sizeof(Py_ssize_t)), n_unique = 0;
+    if (slots == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t k = 0; k < size; k++)
+        slots[k] = -1;
+    for (Py_ssize_t k = 0; k < n_spans; k++) {
+        unsigned long long h = 1469598103934665603ULL;
+        for (Py_ssize_t j = 0; j < spans[k].len; j++)
+            h = (h ^ data[spans[k].at + j]) * 1099511628211ULL;
+        Py_ssize_t slot = (Py_ssize_t)(h & (unsigned long long)(size - 1));
+        while (slots[slot] >= 0 && span_order(&spans[slots[slot]], &spans[k]) != 0)
+            slot = (slot + 1) & (size - 1);
+        if (slots[slot] < 0) {
+            slots[slot] = k;
+            spans[n_unique++] = spans[k]; /* n_unique <= k: the kept spans move down */
+            slots[slot] = n_unique - 1;
+        }
+    }
+    PyMem_Free(slots);
+    n_spans = n_unique;
+    if (n_spans)
+        qsort(spans, (size_t)n_spans, sizeof(Span), span_order);
+    *count = 0;
+    for (Py_ssize_t k = 0; k < n_spans; k++) {
+        char word[256];
+        for (Py_ssize_t j = 0; j < spans[k].len; j++)
+            word[j] = (char)term_table[data[spans[k].at + j]];
+        PyObject *term = PyUnicode_DecodeASCII(word, spans[k].len, NULL);
+        PyObject *row = term ? PyTuple_Pack(2, term, tid) : NULL;
+        Py_XDECREF(term);
+        if (append_new(out, row) < 0)
+            goto done;
+        (*count)++;
+    }
+    rc = 0;
+done:
+    PyMem_Free(spans);
+    Py_XDECREF(text);
+    Py_XDECREF(raw);
+    return rc;
+}
+
+/* ---- one trajectory's rows ---- */
 
 /* Add a to *sum as `(sum or zero) + a` does. */
 static int add_to(PyObject **sum, PyObject *a, PyObject *zero) {
@@ -821,24 +930,27 @@ static int add_to(PyObject **sum, PyObject *a, PyObject *zero) {
 
 static PyObject *trajectory_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    if (nargs != 6) {
-        PyErr_SetString(PyExc_TypeError, "trajectory_rows(tid, steps, step_rows, act_rows, cmd_rows, terminus1)");
+    if (nargs != 7) {
+        PyErr_SetString(PyExc_TypeError,
+                        "trajectory_rows(tid, steps, step_rows, act_rows, cmd_rows, search_rows, terminus1)");
         return NULL;
     }
     if (step_fields == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "configure() first");
         return NULL;
     }
-    PyObject *tid = args[0], *steps = args[1], *step_rows = args[2], *act_rows = args[3], *cmd_rows = args[4];
-    int terminus1 = PyObject_IsTrue(args[5]);
+    PyObject *tid = args[0], *steps = args[1], *step_rows = args[2], *act_rows = args[3], *cmd_rows = args[4],
+             *search_rows = args[5];
+    int terminus1 = PyObject_IsTrue(args[6]);
     if (terminus1 < 0)
         return NULL;
     if (!PyList_CheckExact(steps) || !PyList_CheckExact(step_rows) || !PyList_CheckExact(act_rows) ||
-        !PyList_CheckExact(cmd_rows)) {
+        !PyList_CheckExact(cmd_rows) || !PyList_CheckExact(search_rows)) {
         PyErr_SetString(PyExc_TypeError, "lists expected");
         return NULL;
     }
-    Py_ssize_t rows0[3] = {PyList_GET_SIZE(step_rows), PyList_GET_SIZE(act_rows), PyList_GET_SIZE(cmd_rows)};
+    Py_ssize_t rows0[4] = {PyList_GET_SIZE(step_rows), PyList_GET_SIZE(act_rows), PyList_GET_SIZE(cmd_rows),
+                           PyList_GET_SIZE(search_rows)};
     Py_ssize_t n_fields = PyTuple_GET_SIZE(step_fields), seq = 0, n_actions = 0, n_agent = 0;
     PyObject *texts = PyList_New(0), *prompt = NULL, *completion = NULL, *cost = NULL, *result = NULL;
     PyObject *d = NULL, *row = NULL, *index = NULL, *commands = NULL, *src = NULL;
@@ -974,12 +1086,16 @@ static PyObject *trajectory_rows(PyObject *self, PyObject *const *args, Py_ssize
         Py_CLEAR(index);
         Py_CLEAR(d);
     }
+    Py_ssize_t n_terms = 0;
+    if (term_rows(tid, texts, search_rows, &n_terms) < 0)
+        goto error;
+    Py_CLEAR(texts);
     PyObject *train;
     if (terminus1)
         train = Py_NewRef(Py_None);
     else if ((train = training(steps)) == NULL)
         goto error;
-    result = Py_BuildValue("(NnnnNNNN)", texts, n_actions, seq, n_agent, prompt ? prompt : Py_NewRef(Py_None),
+    result = Py_BuildValue("(nnnnNNNN)", n_terms, n_actions, seq, n_agent, prompt ? prompt : Py_NewRef(Py_None),
                            completion ? completion : Py_NewRef(Py_None), cost ? cost : Py_NewRef(Py_None), train);
     return result;
 error:
@@ -993,10 +1109,10 @@ error:
     Py_XDECREF(completion);
     Py_XDECREF(cost);
     /* Nothing half done stays behind: the rows of this trajectory are taken back. */
-    PyObject *lists[3] = {step_rows, act_rows, cmd_rows};
+    PyObject *lists[4] = {step_rows, act_rows, cmd_rows, search_rows};
     PyObject *exc_type, *exc_value, *exc_tb;
     PyErr_Fetch(&exc_type, &exc_value, &exc_tb);
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < 4; k++)
         if (PyList_GET_SIZE(lists[k]) > rows0[k])
             PyList_SetSlice(lists[k], rows0[k], PyList_GET_SIZE(lists[k]), NULL);
     PyErr_Restore(exc_type, exc_value, exc_tb);
@@ -1008,8 +1124,25 @@ error:
 static PyObject *configure(PyObject *self, PyObject *args) {
     (void)self;
     PyObject *fields, *json_of, *key_fn, *confirm;
-    if (!PyArg_ParseTuple(args, "O!OOU:configure", &PyTuple_Type, &fields, &json_of, &key_fn, &confirm))
+    Py_buffer table;
+    Py_ssize_t low, high;
+    if (!PyArg_ParseTuple(args, "O!OOUy*nn:configure", &PyTuple_Type, &fields, &json_of, &key_fn, &confirm, &table,
+                          &low, &high))
         return NULL;
+    int table_ok = table.len == 256 && low >= 1 && high < 256 && low <= high;
+    for (Py_ssize_t b = 0; table_ok && b < 256; b++) {
+        unsigned char to = ((const unsigned char *)table.buf)[b];
+        table_ok = to == b || is_split(to);
+    }
+    if (table_ok)
+        memcpy(term_table, table.buf, 256);
+    PyBuffer_Release(&table);
+    if (!table_ok) {
+        PyErr_SetString(PyExc_ValueError, "term table: each byte maps to itself or to whitespace; 1 <= min <= max < 256");
+        return NULL;
+    }
+    term_min = low;
+    term_max = high;
     Py_ssize_t n = PyTuple_GET_SIZE(fields);
     const char *want[] = {"source", "message", "prompt_tokens", "completion_tokens", "cost_usd"};
     Py_ssize_t at[] = {0, 1, n - 3, n - 2, n - 1};
@@ -1032,9 +1165,11 @@ static PyObject *configure(PyObject *self, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"configure", configure, METH_VARARGS,
-     "configure(step_fields, extra_json, key_of, confirmation): what the rows are made of."},
+     "configure(step_fields, extra_json, key_of, confirmation, term_table, term_min, term_max): what the rows are "
+     "made of."},
     {"trajectory_rows", (PyCFunction)(void (*)(void))trajectory_rows, METH_FASTCALL,
-     "trajectory_rows(tid, steps, step_rows, act_rows, cmd_rows, terminus1) -> (texts, n_actions, n_commands, "
+     "trajectory_rows(tid, steps, step_rows, act_rows, cmd_rows, search_rows, terminus1) -> (n_terms, n_actions, "
+     "n_commands, "
      "n_agent, prompt_tokens, completion_tokens, cost_usd, (training_key, training_why) | None) | None"},
     {NULL, NULL, 0, NULL},
 };
@@ -1055,7 +1190,8 @@ PyMODINIT_FUNC PyInit__rows(void) {
         {&s_duration, "duration"}, {&s_function_name, "function_name"}, {&s_tool_call_id, "tool_call_id"},
         {&s_arguments, "arguments"}, {&s_atif, "_atif"}, {&s_tool_calls, "tool_calls"}, {&s_answer, "answer"},
         {&s_cached_tokens, "cached_tokens"}, {&s_agent, "agent"}, {&s_empty, ""}, {&s_no_steps, "no_steps"},
-        {&s_mark_complete, "mark_task_complete"},
+        {&s_mark_complete, "mark_task_complete"}, {&s_newline, "\n"}, {&s_dotted_i, "\xc4\xb0"}, {&s_i, "i"},
+        {&s_lower, "lower"},
     };
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if ((*names[i].var = PyUnicode_InternFromString(names[i].text)) == NULL)

@@ -18,6 +18,9 @@ from rsr_core.formats.training import TRAINING_RULE, confirmation, key_digest, s
 from rsr_core.models import SCHEMA_VERSION, Step, Task, Trajectory
 from rsr_core.store.columns import (
     STEP_FIELDS,
+    TERM_DELIMIT,
+    TERM_MAX,
+    TERM_MIN,
     TRAJECTORY_FIELDS,
     duration_s,
     term_rows,
@@ -47,7 +50,7 @@ def native_rows() -> ModuleType | None:
         from rsr_core.store import _rows  # type: ignore[attr-defined]
     except ImportError:
         return None
-    _rows.configure(STEP_FIELDS, _extra_json, key_digest, confirmation())
+    _rows.configure(STEP_FIELDS, _extra_json, key_digest, confirmation(), TERM_DELIMIT, TERM_MIN, TERM_MAX)
     return _rows
 
 
@@ -176,19 +179,21 @@ def located_tables(
     for traj in trajectories:
         tid = traj.trajectory_id
         done = None
+        before = len(search_rows)
         if fast is not None:
             terminus1 = uses_terminus1(traj)
-            done = fast.trajectory_rows(tid, traj.steps, step_rows, act_rows, cmd_rows, terminus1)
+            done = fast.trajectory_rows(
+                tid, traj.steps, step_rows, act_rows, cmd_rows, search_rows, terminus1
+            )
         if done is None:
             texts, n_actions, seq, n_agent = _python_rows(tid, traj.steps, step_rows, act_rows, cmd_rows)
+            term_rows(tid, texts, search_rows)
             usage = usage_of(traj)
             training = stored_training(traj)
         else:
-            texts, n_actions, seq, n_agent, prompt, completion, cost, training = done
+            _, n_actions, seq, n_agent, prompt, completion, cost, training = done
             usage = usage_of(traj, (prompt, completion, cost))
             training = training or stored_training(traj)
-        before = len(search_rows)
-        term_rows(tid, texts, search_rows)
         counts.append(
             {
                 "trajectories": 1,

@@ -19,18 +19,25 @@ from rsr_core.models import Command, Step, Trajectory
 # character's bytes included) becomes a space.
 TERM_MIN, TERM_MAX = 2, 64
 _TERM_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789_.-/")
-_DELIMIT = bytes(c if c in _TERM_BYTES else 0x20 for c in range(256))
+TERM_DELIMIT = bytes(c if c in _TERM_BYTES else 0x20 for c in range(256))
+"""The translation table of the rule: a byte of a term stays, any other becomes a space."""
 
 
 def words(text: str) -> list[str]:
     """Lower-cased word runs of `text`, any length, in order (see the search-term rule above)."""
-    raw = text.replace("\u0130", "i").lower().encode("utf-8", "surrogatepass").translate(_DELIMIT)
+    raw = text.replace("\u0130", "i").lower().encode("utf-8", "surrogatepass").translate(TERM_DELIMIT)
     return [w.decode("ascii") for w in raw.split()]
 
 
 def term_rows(tid: str, texts: list[str], out: list[tuple]) -> None:
     """Append the (term, trajectory) rows of one trajectory's texts to `out`."""
-    raw = "\n".join(texts).replace("\u0130", "i").lower().encode("utf-8", "surrogatepass").translate(_DELIMIT)
+    raw = (
+        "\n".join(texts)
+        .replace("\u0130", "i")
+        .lower()
+        .encode("utf-8", "surrogatepass")
+        .translate(TERM_DELIMIT)
+    )
     terms = sorted(w.decode("ascii") for w in set(raw.split()) if TERM_MIN <= len(w) <= TERM_MAX)
     out.extend([(term, tid) for term in terms])
 

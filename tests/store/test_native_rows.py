@@ -81,7 +81,8 @@ def test_every_trajectory_of_the_test_corpora_gets_the_same_rows():
     assert len(trajectories) > 50
     _same(trajectories)
     taken = sum(
-        fast.trajectory_rows(t.trajectory_id, t.steps, [], [], [], False) is not None for t in trajectories
+        fast.trajectory_rows(t.trajectory_id, t.steps, [], [], [], [], False) is not None
+        for t in trajectories
     )
     assert taken == len(trajectories)  # the rows of every one were built in C
 
@@ -309,7 +310,7 @@ _KEYS_IN_C: list[tuple[bool, bool]] = []
 def test_a_training_key_worked_out_in_c_is_the_python_one(run: Trajectory):
     """Where the C build takes the key on, it is `stored_training`'s, bit for bit."""
     fast = _native()
-    done = fast.trajectory_rows("t", run.steps, [], [], [], uses_terminus1(run))
+    done = fast.trajectory_rows("t", run.steps, [], [], [], [], uses_terminus1(run))
     in_c = done is not None and done[-1] is not None
     _KEYS_IN_C.append((in_c, in_c and done[-1][0] is not None))
     if in_c:
@@ -353,7 +354,7 @@ def test_the_common_shapes_are_taken_on_in_c():
     )
     step_rows: list[tuple] = []
     cmd_rows: list[tuple] = []
-    done = fast.trajectory_rows("t", run.steps, step_rows, [], cmd_rows, False)
+    done = fast.trajectory_rows("t", run.steps, step_rows, [], cmd_rows, [], False)
     assert done is not None and done[-1] is not None and done[-1][0] is not None
     assert [r[-1] for r in cmd_rows] == ["ls -la", "\tcd /x"]
     assert step_rows[1][-1] == '{"_atif": {"tool_calls": {"ids": ["call_0_1"]}}}'
@@ -378,7 +379,7 @@ def test_a_trajectory_it_does_not_take_on_leaves_no_rows_behind():
     step_rows: list[tuple] = [("before",)]
     act_rows: list[tuple] = []
     cmd_rows: list[tuple] = []
-    assert fast.trajectory_rows("t", [good, bad], step_rows, act_rows, cmd_rows, False) is None
+    assert fast.trajectory_rows("t", [good, bad], step_rows, act_rows, cmd_rows, [], False) is None
     assert step_rows == [("before",)] and act_rows == [] and cmd_rows == []
     with pytest.raises(AttributeError):
         located_tables([_run(good, bad)])
@@ -391,7 +392,7 @@ def test_usage_sums_are_the_python_ones_for_big_and_odd_values():
         Step(index=2, source="agent", message="m", prompt_tokens=0, cost_usd=0.2, completion_tokens=0),
         Step(index=3, source="agent", message="m", cost_usd=math.inf),
     ]
-    done = fast.trajectory_rows("t", steps_, [], [], [], False)
+    done = fast.trajectory_rows("t", steps_, [], [], [], [], False)
     assert done[4:7] == (2**70, 0, math.inf)
     with pytest.raises(OverflowError):  # beyond int64: Arrow refuses it, as it did
         located_tables([_run(*steps_)])
@@ -452,7 +453,23 @@ RULE_CASES = {
 def test_each_training_rule_gives_the_python_key_in_c(case: str):
     fast = _native()
     run = _run(*RULE_CASES[case])
-    done = fast.trajectory_rows("t", run.steps, [], [], [], False)
+    done = fast.trajectory_rows("t", run.steps, [], [], [], [], False)
     assert done is not None and done[-1] is not None, "worked out in C"
     assert done[-1] == stored_training(run)
     _same([run])
+
+
+TERM_TEXTS = [
+    "İstanbul İİ",  # U+0130 at the very start: lowered as DuckDB lowers it
+    "a" * 64 + " " + "b" * 65 + " c" + " d" * 3,  # the longest term kept, one longer dropped, one too short
+    "\u212aelvin KELVIN Straße ǅ ﬁle /usr/bin/x ../a.b_c-d",
+    "\ud800lone",
+    "",
+]
+
+
+@pytest.mark.parametrize("text", TERM_TEXTS)
+def test_search_terms_at_the_edges_of_the_rule(text: str):
+    _native()
+    agent = _turn(2, "agent", text, commands=[Command(keystrokes=text + "\n" + text.upper(), duration=1.0)])
+    _same([_run(_turn(1, "user", text), agent)])
