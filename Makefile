@@ -24,7 +24,7 @@ timed = @echo '$(subst ','\'',$(2))'; t0=$$(date +%s%N); { $(2); } || exit $$?; 
 # packages' bytecode is compiled once here: where the environment forbids Python to write it
 # (PYTHONDONTWRITEBYTECODE), every process would compile pandas, pyarrow and streamlit again (`import pandas`
 # 2 s instead of 0.5 s), and the tests start hundreds of processes.
-$(STAMP): pyproject.toml setup.py $(wildcard rsr_core/*/_*.c) $(LOCK)
+$(STAMP): pyproject.toml setup.py $(wildcard rsr_core/*/_*.c rsr_core/*/_*.h) $(LOCK)
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip >/dev/null
 	$(BIN)/pip install -q -c $(LOCK) uv

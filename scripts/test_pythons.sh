@@ -143,7 +143,7 @@ for leg in "${LEGS[@]}"; do
     "$py" -VV
     cat pyproject.toml
     [ "$resolution" = lowest ] || cat "$LOCK"
-    cat setup.py rsr_core/*/_*.c
+    cat setup.py rsr_core/*/_*.[ch]
     # the in-place C builds of this interpreter, which a clean of ignored files removes
     ls rsr_core/*/_*"$("$py" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')" 2>/dev/null
   } | sha256sum | cut -c1-32)

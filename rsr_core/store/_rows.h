@@ -1,0 +1,54 @@
+/* Shared by the files of rsr_core.store._rows (see _rows.c): what configure() set, the interned names, the byte
+ * buffer and the model-reading helpers. */
+#ifndef RSR_ROWS_H
+#define RSR_ROWS_H
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+/* Set by configure(): */
+extern PyObject *step_fields;   /* tuple of str: STEP_FIELDS */
+extern PyObject *extra_json;    /* callable(step) -> str | None: `_json(stored_extra(step))` */
+extern PyObject *key_of;        /* callable(bytes) -> bytes: the BLAKE2b digest of `messages_key` */
+extern PyObject *confirmation;  /* str: Terminus 2's "are you sure?" message (`in_dialogue`) */
+extern unsigned char term_table[256]; /* `columns._DELIMIT`: a byte of a term maps to itself, others to a space */
+extern Py_ssize_t term_min, term_max; /* `columns.TERM_MIN`, `TERM_MAX` */
+
+/* Interned names. */
+extern PyObject *s_index, *s_source, *s_message, *s_analysis, *s_plan, *s_commands, *s_observation,
+    *s_task_complete, *s_harness_control, *s_private_guidance, *s_copied_context, *s_prompt_tokens,
+    *s_completion_tokens, *s_cost_usd, *s_extra, *s_keystrokes, *s_duration, *s_function_name,
+    *s_tool_call_id, *s_arguments, *s_atif, *s_tool_calls, *s_answer, *s_cached_tokens, *s_agent,
+    *s_empty, *s_no_steps, *s_mark_complete, *s_newline, *s_dotted_i, *s_i, *s_lower;
+extern PyObject *int_zero, *float_zero;
+
+typedef struct {
+    char *data;
+    Py_ssize_t len, cap;
+} Buf;
+
+int buf_reserve(Buf *b, Py_ssize_t more);
+int buf_put(Buf *b, const char *s, Py_ssize_t n);
+int buf_str(Buf *b, const char *s);
+void buf_free(Buf *b);
+/* `json.encoder.encode_basestring` (ensure_ascii=False) of UTF-8 text, quotes included. */
+int buf_json_string(Buf *b, const char *s, Py_ssize_t n);
+
+/* A field of a model: from its instance dict, else by attribute. New ref. */
+PyObject *field(PyObject *dict, PyObject *obj, PyObject *name);
+/* The instance dict of a model (new ref), or NULL (no error set). */
+PyObject *instance_dict(PyObject *obj);
+/* Is `o` exactly the str `name`? (-1 on error) */
+int is_name(PyObject *o, PyObject *name);
+/* The truth of a field (-1 on error). */
+int truth(PyObject *d, PyObject *obj, PyObject *name);
+/* Append `item` to `list`, stealing it (NULL: an error already set). */
+int append_new(PyObject *list, PyObject *item);
+/* ASCII whitespace, as bytes.split() splits on. */
+int is_split(unsigned char c);
+
+/* The training key of a run (_rows_training.c): a new (key, why) tuple, Py_None where Python must work it out. */
+PyObject *training(PyObject *steps);
+/* Append the sorted (term, tid) rows of these texts (_rows_terms.c); their number in *count; -1 on error. */
+int term_rows(PyObject *tid, PyObject *texts, PyObject *out, Py_ssize_t *count);
+
+#endif
