@@ -145,7 +145,7 @@ for leg in "${LEGS[@]}"; do
     [ "$resolution" = lowest ] || cat "$LOCK"
     cat setup.py rsr_core/*/_*.[ch]
     # the in-place C builds of this interpreter, which a clean of ignored files removes
-    ls rsr_core/*/_*"$("$py" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')" 2>/dev/null
+    ls rsr_core/*/_*"$("$py" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')" 2>/dev/null || true
   } | sha256sum | cut -c1-32)
   if [ "$(cat "$dir/.key" 2>/dev/null)" = "$key" ] && [ -x "$dir/bin/python" ]; then
     say "$leg: cached venv $dir ($("$dir/bin/python" -V))"

@@ -182,7 +182,9 @@ nonblank = said.filter(lambda text: bool(text.strip()))
 def _common_step(draw: Any, index: int) -> Step:
     source = draw(
         st.sampled_from(
-            ["agent", "agent", "agent", "user", "system"] if index > 1 else ["user", "user", "user", "system"]
+            ["agent", "agent", "agent", "user", "system"]
+            if index > 1
+            else ["user", "user", "user", "user", "system"]
         )
     )
     agent = source == "agent"
@@ -206,7 +208,7 @@ def _common_step(draw: Any, index: int) -> Step:
         commands=cmds,
         observation=draw(st.one_of(st.none(), said, st.just(" \n"))) if agent else None,
         task_complete=agent and draw(st.booleans()),
-        harness_control=not agent and draw(st.booleans()),
+        harness_control=not agent and index > 1 and draw(st.booleans()),
         private_guidance=index > 1 and draw(st.integers(0, 7)) == 0,
         copied_context=index > 1 and draw(st.integers(0, 7)) == 0,
         model_name=None,
