@@ -360,6 +360,23 @@ def test_reading_commands_import_no_arrow(args, tmp_path):
     assert arrow == [], f"rsr {' '.join(args)} imports {arrow[:5]}"
 
 
+def test_a_re_ingest_that_finds_nothing_new_loads_neither_pandas_nor_the_analysis(tmp_path):
+    """Known files are skipped by their signatures, and the refreshes at the end ask first whether anything is
+    due: a re-ingest of an unchanged corpus reads no file and loads no analysis (pandas was a tenth of it)."""
+    db = tmp_path / "rsr.duckdb"
+    jobs = ROOT / "tests" / "data" / "harbor_job"
+    command = [sys.executable, "-m", "rsr_core.cli", "ingest", str(jobs), "--db", str(db), "--json"]
+    first = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert first.returncode == 0 and json.loads(first.stdout)["trajectories_added"] > 0, first.stderr[-2000:]
+    env = {**os.environ, "PYTHONPROFILEIMPORTTIME": "1"}
+    again = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0 and json.loads(again.stdout)["trajectories_added"] == 0, again.stderr[-2000:]
+    loaded = sorted(
+        m for m in _imported(again) if m.split(".")[0] == "pandas" or m.startswith("rsr_core.analysis")
+    )
+    assert loaded == [], f"a re-ingest of nothing new loads {loaded[:5]}"
+
+
 def test_every_subpackage_is_listed_for_the_wheel():
     listed = set(PYPROJECT["tool"]["setuptools"]["packages"])
     found = {

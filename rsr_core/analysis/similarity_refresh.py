@@ -101,12 +101,7 @@ def _refresh_reports(store: Store) -> bool:
 def is_current(store: Store) -> bool:
     """True when every task's stored scores and the reports match the data."""
     with store.reading() as cur:
-        to_score, to_drop = stored.stale(cur)
-        return (
-            not to_score
-            and not to_drop
-            and set(stored.reports(cur, stored.overall_fingerprint(cur))) == set(METRICS)
-        )
+        return stored.is_current(cur)
 
 
 def refresh_after_write(store: Store) -> RefreshReport | None:

@@ -6,15 +6,17 @@ the `commands` table (normalised at ingest), so nothing re-parses trajectory JSO
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
-import pandas as pd
 import pyarrow as pa
 
 from rsr_core.store import pipeline, queries
 from rsr_core.store.sql import registered
 from rsr_core.vocabulary import SIMILARITY_METRICS
+
+if TYPE_CHECKING:  # the frames are DuckDB's (`.df()`): the queries need no pandas of their own
+    import pandas as pd
 
 # Rewrites that passed the verifier, of a known task; the pair population of the similarity analysis.
 PASSED_REWRITES_SQL = """

@@ -31,17 +31,15 @@ def unchanged(cur: duckdb.DuckDBPyConnection, signatures: dict[str, str]) -> set
     is still stored with the content it had."""
     if not signatures:
         return set()
-    table = pa.table(
-        {
-            "unit_path": pa.array(list(signatures), pa.string()),
-            "signature": pa.array(list(signatures.values()), pa.string()),
-        }
-    )
-    with registered(cur, "_unit_signatures", table) as name:
-        rows = cur.execute(
-            f"SELECT s.unit_path FROM ingest_signatures s JOIN {name} n USING (unit_path, signature) "
-            "JOIN trajectories t ON t.trajectory_id = s.trajectory_id AND t.content_hash = s.content_hash"
-        ).fetchall()
+    # Two list parameters, not an Arrow table: the first Arrow array a process builds from Python objects imports
+    # pandas (pyarrow looks for its types), which a re-ingest that finds nothing new would wait for.
+    rows = cur.execute(
+        "SELECT s.unit_path FROM ingest_signatures s "
+        "JOIN (SELECT unnest(?::VARCHAR[]) AS unit_path, unnest(?::VARCHAR[]) AS signature) n "
+        "USING (unit_path, signature) "
+        "JOIN trajectories t ON t.trajectory_id = s.trajectory_id AND t.content_hash = s.content_hash",
+        [list(signatures), list(signatures.values())],
+    ).fetchall()
     return {r[0] for r in rows}
 
 

@@ -8,16 +8,18 @@ SQL of the stored scores lives here; `rsr_core/analysis/similarity_refresh.py` d
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
-import pandas as pd
 import pyarrow as pa
 
 from rsr_core.models import SCHEMA_VERSION
 from rsr_core.store.analysis_queries import PASSED_REWRITES_SQL
 from rsr_core.store.sql import registered, scalar
 from rsr_core.vocabulary import SIMILARITY_METRICS
+
+if TYPE_CHECKING:  # the frames are DuckDB's; a check that all is current needs no pandas
+    import pandas as pd
 
 METRIC_COLUMNS: tuple[str, ...] = SIMILARITY_METRICS
 """A DOUBLE column of `similarity_pairs` per metric, named as the metric."""
@@ -58,6 +60,12 @@ def stale(cur: duckdb.DuckDBPyConnection) -> tuple[list[str], list[str]]:
         """
     ).fetchall()
     return [t for t, gone in rows if not gone], [t for t, gone in rows if gone]
+
+
+def is_current(cur: duckdb.DuckDBPyConnection) -> bool:
+    """Do every task's stored scores and the reports match the data?"""
+    to_score, to_drop = stale(cur)
+    return not to_score and not to_drop and set(reports(cur, overall_fingerprint(cur))) == set(METRIC_COLUMNS)
 
 
 def overall_fingerprint(cur: duckdb.DuckDBPyConnection) -> str:
