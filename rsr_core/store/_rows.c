@@ -114,17 +114,9 @@ static PyObject *short_extra(PyObject *extra, int agent, PyObject *commands, int
         if (!PyUnicode_CheckExact(call_id) || !PyDict_CheckExact(args))
             goto python_buf;
         if (i < n_cmd) {
-            PyObject *cmd = PyList_GET_ITEM(commands, i);
-            PyObject *cd = instance_dict(cmd);
-            PyObject *fn = field(cd, cmd, s_function_name);
-            PyObject *ks = fn ? field(cd, cmd, s_keystrokes) : NULL;
-            PyObject *du = ks ? field(cd, cmd, s_duration) : NULL;
-            Py_XDECREF(cd);
-            if (du == NULL) {
-                Py_XDECREF(fn);
-                Py_XDECREF(ks);
+            PyObject *fn, *ks, *du;
+            if (command_fields(PyList_GET_ITEM(commands, i), &fn, &ks, &du) < 0)
                 goto error_buf;
-            }
             int ok = PyObject_RichCompareBool(name, fn, Py_EQ);
             if (ok == 1)
                 ok = PyDict_GET_SIZE(args) == 2;
@@ -301,17 +293,9 @@ static PyObject *trajectory_rows(PyObject *self, PyObject *const *args, Py_ssize
             n_agent++;
             n_actions += PyList_GET_SIZE(commands);
             for (Py_ssize_t a = 0; a < PyList_GET_SIZE(commands); a++) {
-                PyObject *cmd = PyList_GET_ITEM(commands, a);
-                PyObject *cd = instance_dict(cmd);
-                PyObject *name = field(cd, cmd, s_function_name);
-                PyObject *keys = name ? field(cd, cmd, s_keystrokes) : NULL;
-                PyObject *dur = keys ? field(cd, cmd, s_duration) : NULL;
-                Py_XDECREF(cd);
-                if (dur == NULL) {
-                    Py_XDECREF(name);
-                    Py_XDECREF(keys);
+                PyObject *name, *keys, *dur;
+                if (command_fields(PyList_GET_ITEM(commands, a), &name, &keys, &dur) < 0)
                     goto error;
-                }
                 if (!PyUnicode_Check(keys)) {
                     Py_DECREF(name);
                     Py_DECREF(keys);

@@ -39,6 +39,8 @@ PyObject *field(PyObject *dict, PyObject *obj, PyObject *name);
 PyObject *instance_dict(PyObject *obj);
 /* Is `o` exactly the str `name`? (-1 on error) */
 int is_name(PyObject *o, PyObject *name);
+/* A Command model's function name, keystrokes and duration (new refs); -1 with none of them on error. */
+int command_fields(PyObject *cmd, PyObject **name, PyObject **keys, PyObject **duration);
 /* The truth of a field (-1 on error). */
 int truth(PyObject *d, PyObject *obj, PyObject *name);
 /* Append `item` to `list`, stealing it (NULL: an error already set). */

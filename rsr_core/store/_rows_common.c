@@ -159,3 +159,15 @@ int truth(PyObject *d, PyObject *obj, PyObject *name) {
     return t;
 }
 
+int command_fields(PyObject *cmd, PyObject **name, PyObject **keys, PyObject **duration) {
+    PyObject *cd = instance_dict(cmd);
+    *name = field(cd, cmd, s_function_name);
+    *keys = *name ? field(cd, cmd, s_keystrokes) : NULL;
+    *duration = *keys ? field(cd, cmd, s_duration) : NULL;
+    Py_XDECREF(cd);
+    if (*duration != NULL)
+        return 0;
+    Py_CLEAR(*name);
+    Py_CLEAR(*keys);
+    return -1;
+}

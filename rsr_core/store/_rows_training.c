@@ -122,15 +122,10 @@ static int terminus_json(Buf *b, PyObject *analysis, PyObject *plan, PyObject *c
     if (count == 0 && buf_str(b, "[]") < 0)
         return -1;
     for (Py_ssize_t i = 0; i < count; i++) {
-        PyObject *cmd = PyList_GET_ITEM(commands, i);
-        PyObject *cd = instance_dict(cmd);
-        PyObject *ks = field(cd, cmd, s_keystrokes);
-        PyObject *du = ks ? field(cd, cmd, s_duration) : NULL;
-        Py_XDECREF(cd);
-        if (du == NULL) {
-            Py_XDECREF(ks);
+        PyObject *fn, *ks, *du;
+        if (command_fields(PyList_GET_ITEM(commands, i), &fn, &ks, &du) < 0)
             return -1;
-        }
+        Py_DECREF(fn);
         int rc = 0;
         s = utf8(ks, &n, ok);
         if (*ok && !(PyFloat_CheckExact(du) && isfinite(PyFloat_AS_DOUBLE(du))))
