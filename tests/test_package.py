@@ -362,7 +362,7 @@ def test_reading_commands_import_no_arrow(args, tmp_path):
 
 def test_a_re_ingest_that_finds_nothing_new_loads_neither_pandas_nor_the_analysis(tmp_path):
     """Known files are skipped by their signatures, and the refreshes at the end ask first whether anything is
-    due: a re-ingest of an unchanged corpus reads no file and loads no analysis (pandas was a tenth of it)."""
+    due: a re-ingest of an unchanged corpus reads no file and loads neither pandas nor the analysis."""
     db = tmp_path / "rsr.duckdb"
     jobs = ROOT / "tests" / "data" / "harbor_job"
     command = [sys.executable, "-m", "rsr_core.cli", "ingest", str(jobs), "--db", str(db), "--json"]

@@ -144,8 +144,9 @@ def _within_depth(value: Any) -> Any:
 def too_deep(value: Any, limit: int = MAX_JSON_DEPTH, native: bool = True) -> bool:
     """Does a parsed JSON value nest objects and arrays more than `limit` levels deep (the root is level 1)?
 
-    Walked level by level, not recursively, so any depth is measured; every value is visited once. The walk
-    runs in C where the package was built with it (`rsr_core/formats/_depth.c`; not with `native` False)."""
+    Every value is visited once. The walk here goes level by level, not recursively, so any depth is measured;
+    where the package was built with it, limits up to `_NATIVE_DEPTH_MAX` are walked in C instead
+    (`rsr_core/formats/_depth.c`, one call deeper per level; not with `native` False)."""
     if native and limit <= _NATIVE_DEPTH_MAX and (fast := _native_depth()) is not None:
         return bool(fast.too_deep(value, limit))
     if value.__class__ is not dict and value.__class__ is not list:

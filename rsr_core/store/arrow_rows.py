@@ -164,8 +164,8 @@ def located_tables(
 ) -> tuple[dict[str, pa.Table], list[dict[str, int]]]:
     """`trajectory_tables` plus, per trajectory in order, its number of rows in each table.
 
-    Rows are gathered as tuples and transposed once (zip), then each column becomes one Arrow array. The steps of
-    a trajectory go through the C build of `_python_rows` and `stored_training` (`native_rows`) unless `native`
+    Rows are gathered as tuples and transposed once (zip), then each column becomes one Arrow array. A trajectory
+    goes through the C build of `_python_rows`, `term_rows` and `stored_training` (`native_rows`) unless `native`
     is False; what it does not take on (it says so) is built here.
     """
     fast = native_rows() if native else None
