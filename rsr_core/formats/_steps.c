@@ -20,7 +20,7 @@ static Py_ssize_t max_steps;
 static PyObject *s_step_id, *s_timestamp, *s_source, *s_model_name, *s_message, *s_reasoning_content,
     *s_tool_calls, *s_observation, *s_metrics, *s_function_name, *s_arguments, *s_keystrokes, *s_command,
     *s_cmd, *s_duration, *s_timeout_sec, *s_prompt_tokens, *s_completion_tokens, *s_cost_usd,
-    *s_cached_tokens, *s_results, *s_content, *s_source_call_id, *s_tool_call_id, *s_atif, *s_agent, *s_user,
+    *s_cached_tokens, *s_results, *s_content, *s_tool_call_id, *s_atif, *s_agent, *s_user,
     *s_system, *s_analysis_head, *s_plan_head, *s_newline, *s_fields_set, *s_extra_attr, *s_private_attr,
     *s_dict_attr, *s_mark_complete;
 static PyObject *float_one, *int_one;
@@ -65,8 +65,6 @@ static PyObject *fields(PyObject *names, PyObject **values, Py_ssize_t n) {
     }
     return d;
 }
-
-static int is_exact_int(PyObject *o) { return PyLong_CheckExact(o); }
 
 /* s.strip() for a str: a new ref. */
 static PyObject *strip(PyObject *s, Py_ssize_t start, Py_ssize_t end) {
@@ -158,7 +156,7 @@ static int read_calls(PyObject *raw, PyObject *commands, int *complete) {
         PyObject *seconds;
         if (duration != NULL && PyFloat_CheckExact(duration))
             seconds = Py_NewRef(duration);
-        else if (duration != NULL && is_exact_int(duration)) {
+        else if (duration != NULL && PyLong_CheckExact(duration)) {
             if ((seconds = PyNumber_Float(duration)) == NULL) {
                 PyErr_Clear(); /* too large for a float: Python's error */
                 return BAIL;
@@ -297,7 +295,7 @@ static int read_step(PyObject *raw, Py_ssize_t i, int *seen_user, PyObject **out
 #undef KEY
         return BAIL; /* extra, is_copied_context, or a key the store keeps as written */
     }
-    if (step_id == NULL || !is_exact_int(step_id) || source == NULL || !PyUnicode_CheckExact(source) ||
+    if (step_id == NULL || !PyLong_CheckExact(step_id) || source == NULL || !PyUnicode_CheckExact(source) ||
         message == NULL || !PyUnicode_CheckExact(message))
         return BAIL;
     Py_ssize_t sid = PyLong_AsSsize_t(step_id);
@@ -328,7 +326,7 @@ static int read_step(PyObject *raw, Py_ssize_t i, int *seen_user, PyObject **out
         completion = completion ? completion : Py_None;
         cost = cost ? cost : Py_None;
         cached = cached ? cached : Py_None;
-        if (!(prompt == Py_None || is_exact_int(prompt)) || !(completion == Py_None || is_exact_int(completion)) ||
+        if (!(prompt == Py_None || PyLong_CheckExact(prompt)) || !(completion == Py_None || PyLong_CheckExact(completion)) ||
             !(cost == Py_None || PyFloat_CheckExact(cost)))
             return BAIL;
     }
@@ -539,7 +537,7 @@ PyMODINIT_FUNC PyInit__steps(void) {
         {&s_command, "command"}, {&s_cmd, "cmd"}, {&s_duration, "duration"}, {&s_timeout_sec, "timeout_sec"},
         {&s_prompt_tokens, "prompt_tokens"}, {&s_completion_tokens, "completion_tokens"},
         {&s_cost_usd, "cost_usd"}, {&s_cached_tokens, "cached_tokens"}, {&s_results, "results"},
-        {&s_content, "content"}, {&s_source_call_id, "source_call_id"}, {&s_tool_call_id, "tool_call_id"},
+        {&s_content, "content"}, {&s_tool_call_id, "tool_call_id"},
         {&s_atif, "_atif"}, {&s_agent, "agent"}, {&s_user, "user"}, {&s_system, "system"},
         {&s_analysis_head, "Analysis:"}, {&s_plan_head, "\nPlan:"}, {&s_newline, "\n"},
         {&s_fields_set, "__pydantic_fields_set__"}, {&s_extra_attr, "__pydantic_extra__"},

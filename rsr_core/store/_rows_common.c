@@ -8,13 +8,13 @@ PyObject *step_fields;   /* tuple of str: STEP_FIELDS */
 PyObject *extra_json;    /* callable(step) -> str | None: `_json(stored_extra(step))` */
 PyObject *key_of;        /* callable(bytes) -> bytes: the BLAKE2b digest of `messages_key` */
 PyObject *confirmation;  /* str: Terminus 2's "are you sure?" message (`in_dialogue`) */
-unsigned char term_table[256]; /* `columns._DELIMIT`: a byte of a term maps to itself, others to a space */
+unsigned char term_table[256]; /* `columns.TERM_DELIMIT`: a byte of a term maps to itself, others to a space */
 Py_ssize_t term_min, term_max; /* `columns.TERM_MIN`, `TERM_MAX` */
 
 /* Interned names. */
 PyObject *s_index, *s_source, *s_message, *s_analysis, *s_plan, *s_commands, *s_observation,
-    *s_task_complete, *s_harness_control, *s_private_guidance, *s_copied_context, *s_prompt_tokens,
-    *s_completion_tokens, *s_cost_usd, *s_extra, *s_keystrokes, *s_duration, *s_function_name,
+    *s_task_complete, *s_harness_control, *s_private_guidance, *s_copied_context,
+    *s_extra, *s_keystrokes, *s_duration, *s_function_name,
     *s_tool_call_id, *s_arguments, *s_atif, *s_tool_calls, *s_answer, *s_cached_tokens, *s_agent,
     *s_empty, *s_no_steps, *s_mark_complete, *s_newline, *s_dotted_i, *s_i, *s_lower;
 PyObject *int_zero, *float_zero;

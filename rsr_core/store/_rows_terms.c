@@ -79,7 +79,6 @@ int term_rows(PyObject *tid, PyObject *texts, PyObject *out, Py_ssize_t *count) 
         while (slots[slot] >= 0 && span_order(&spans[slots[slot]], &spans[k]) != 0)
             slot = (slot + 1) & (size - 1);
         if (slots[slot] < 0) {
-            slots[slot] = k;
             spans[n_unique++] = spans[k]; /* n_unique <= k: the kept spans move down */
             slots[slot] = n_unique - 1;
         }

@@ -21,7 +21,6 @@ typedef struct {
 typedef struct {
     int role;
     Buf text; /* UTF-8 */
-    TStep *step;
 } Msg;
 
 typedef struct {
@@ -35,7 +34,7 @@ static void msgs_free(Msgs *m) {
     PyMem_Free(m->items);
 }
 
-static Msg *msgs_push(Msgs *m, int role, TStep *step) {
+static Msg *msgs_push(Msgs *m, int role) {
     if (m->n == m->cap) {
         Py_ssize_t cap = m->cap ? m->cap * 2 : 16;
         Msg *items = PyMem_Realloc(m->items, (size_t)cap * sizeof(Msg));
@@ -50,7 +49,6 @@ static Msg *msgs_push(Msgs *m, int role, TStep *step) {
     msg->role = role;
     msg->text.data = NULL;
     msg->text.len = msg->text.cap = 0;
-    msg->step = step;
     return msg;
 }
 
@@ -412,14 +410,14 @@ PyObject *training(PyObject *steps) {
                 m->text.len = 0;
                 if (buf_put(&m->text, s, len) < 0)
                     goto done;
-                m->step = prev_step = turn->step;
+                prev_step = turn->step;
                 continue;
             }
-            Msg *gap = msgs_push(&msgs, R_USER, NULL);
+            Msg *gap = msgs_push(&msgs, R_USER);
             if (gap == NULL || buf_str(&gap->text, "[no terminal output was recorded for this turn]") < 0)
                 goto done;
         }
-        Msg *m = msgs_push(&msgs, role, turn->step);
+        Msg *m = msgs_push(&msgs, role);
         if (m == NULL || buf_put(&m->text, s, len) < 0)
             goto done;
         if (role == R_ASSISTANT)
