@@ -51,6 +51,10 @@ PARALLEL_MIN_UNITS = 64
 # 32 large files are never in memory at once.
 CHUNK_UNITS = 32
 CHUNK_BYTES = 4 * 2**20
+WINDOW_CHUNKS = 16
+"""Chunks in flight per parser process (fewer when they reach BATCH_BYTES of input). While this process
+writes a batch (about 0.7 s at paper scale) it hands out no new chunks: the parsers must hold enough work to
+keep going meanwhile. Four a parser left them idle for most of every write (benchmarks/RESULTS.md)."""
 MAX_ERROR_CHARS = 600
 
 
@@ -236,7 +240,7 @@ def _parse_all(
         for chunk in chunks:
             pending.append((pool.submit(parse_chunk, chunk, harness, kind, sign), sum(u.size for u in chunk)))
             weight += pending[-1][1]
-            while pending and (len(pending) >= 4 * workers or (len(pending) > 1 and weight >= BATCH_BYTES)):
+            while pending and (len(pending) >= WINDOW_CHUNKS * workers or (len(pending) > 1 and weight >= BATCH_BYTES)):
                 future, size = pending.popleft()
                 weight -= size
                 yield from future.result()
