@@ -8,6 +8,7 @@ without following links, so a link loop costs nothing.
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import stat
 from collections.abc import Iterator
@@ -61,6 +62,36 @@ def real(path: Path | str) -> Path:
         return Path(os.path.abspath(path))
 
 
+@functools.lru_cache(maxsize=64)
+def real_root(root: Path) -> Path:
+    """`real(root)`, worked out once per process: every file of an ingest is read under one of a few roots,
+    and resolving a deep root again for each file was a tenth of parsing it. The root is the directory the
+    user named (its own links are followed wherever it is opened); what lies below it is checked at each open."""
+    return real(root)
+
+
+def real_below(path: Path, root: Path) -> Path:
+    """`real(path)` for a path under the resolved `root`: `path` itself when no component below the root is a
+    link (looked at with lstat, one per component), else resolved in full."""
+    try:
+        parts = path.relative_to(root).parts
+    except ValueError:
+        return real(path)
+    if ".." in parts:
+        return real(path)
+    current = real_root(root)
+    if current != root:
+        return real(path)
+    for part in parts:
+        current = current / part
+        try:
+            if stat.S_ISLNK(os.lstat(current).st_mode):
+                return real(path)
+        except OSError:
+            return real(path)
+    return current
+
+
 def read_input(path: Path, root: Path, name: str | None = None, limit: int = MAX_INPUT_BYTES) -> bytes:
     """The bytes of a regular file that resolves inside `root`, or a FormatError that says why not.
 
@@ -91,22 +122,22 @@ def _open_checked(path: Path, root: Path, name: str) -> int:
     follow the link where it stays inside the root; the resolved path is then opened the same way, so a
     directory swapped for a symlink after it was resolved and checked (the tree is changing under the walk)
     makes the open fail instead of leading outside the root."""
-    real_root = real(root)
+    resolved_root = real_root(root)
     try:
         parts = path.relative_to(root).parts
     except ValueError:
         parts = ()
     if parts and ".." not in parts:
         try:
-            return _open_parts(real_root, parts, name)
+            return _open_parts(resolved_root, parts, name)
         except OSError as exc:
             if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
                 raise
     target = real(path)
-    if not inside(target, real_root):
+    if not inside(target, resolved_root):
         raise FormatError(f"{name}: symlink to {shown(target)} leaves {shown(root)}; not read")
     try:
-        return _open_parts(real_root, target.relative_to(real_root).parts, name)
+        return _open_parts(resolved_root, target.relative_to(resolved_root).parts, name)
     except OSError as exc:
         if exc.errno in (errno.ELOOP, errno.ENOTDIR):
             raise FormatError(

@@ -15,7 +15,7 @@ import os
 import stat
 
 from rsr_core.ingest.detect import TRIAL_FILES, Unit
-from rsr_core.ingest.fs import real
+from rsr_core.ingest.fs import real, real_below
 
 SIGNED_KINDS = ("harbor_trial", "atif")
 """Units whose files are all known from their kind (a Terminal-Bench trial reads a varying set of episode
@@ -66,7 +66,8 @@ def unit_key(unit: Unit) -> str:
     """The path a unit is remembered by: resolved, so that it is found again from any working directory, and
     as text the store takes (bytes of a name that are not UTF-8 are written as escapes; two names that then
     read alike still differ in signature, which names the file's inode)."""
-    return os.fsencode(real(unit.path)).decode("utf-8", "backslashreplace")
+    where = real(unit.path) if unit.root is None else real_below(unit.path, unit.root)
+    return os.fsencode(where).decode("utf-8", "backslashreplace")
 
 
 def remembered(unit: Unit, harness: str | None, kind: str | None) -> tuple[str, str] | None:
