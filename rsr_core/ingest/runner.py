@@ -240,7 +240,9 @@ def _parse_all(
         for chunk in chunks:
             pending.append((pool.submit(parse_chunk, chunk, harness, kind, sign), sum(u.size for u in chunk)))
             weight += pending[-1][1]
-            while pending and (len(pending) >= WINDOW_CHUNKS * workers or (len(pending) > 1 and weight >= BATCH_BYTES)):
+            while pending and (
+                len(pending) >= WINDOW_CHUNKS * workers or (len(pending) > 1 and weight >= BATCH_BYTES)
+            ):
                 future, size = pending.popleft()
                 weight -= size
                 yield from future.result()
