@@ -70,16 +70,20 @@ def _peek_json(path: Path, root: Path) -> object:
 
 
 def _dir_kind(directory: Path, root: Path) -> UnitKind | None:
-    if (directory / "task.toml").is_file():
+    # Paths as text (os.path), not Path objects: this runs for every directory of a corpus, before any parse.
+    base = os.fspath(directory)
+    if os.path.isfile(os.path.join(base, "task.toml")):
         return "harbor_task"
-    if (directory / "task.yaml").is_file():
+    if os.path.isfile(os.path.join(base, "task.yaml")):
         return "tb1_task"
-    result = directory / "result.json"
-    if result.is_file() and ((directory / "agent").is_dir() or is_trial_result(_peek_json(result, root))):
+    result = os.path.join(base, "result.json")
+    if os.path.isfile(result) and (
+        os.path.isdir(os.path.join(base, "agent")) or is_trial_result(_peek_json(Path(result), root))
+    ):
         return "harbor_trial"
-    results = directory / "results.json"
-    if results.is_file() and (
-        (directory / "agent-logs").is_dir() or is_trial_results(_peek_json(results, root))
+    results = os.path.join(base, "results.json")
+    if os.path.isfile(results) and (
+        os.path.isdir(os.path.join(base, "agent-logs")) or is_trial_results(_peek_json(Path(results), root))
     ):
         return "tb1_trial"
     return None
@@ -177,26 +181,26 @@ class _Walker:
         again)."""
         if unit.kind not in TRIAL_FILES:
             return unit
-        names = [unit.path / name for name in TRIAL_FILES[unit.kind]]
-        logs = unit.path / "agent-logs"
+        base = os.fspath(unit.path)  # text, not Path objects: this runs for every trial of a corpus
+        names = list(TRIAL_FILES[unit.kind])
+        logs = os.path.join(base, "agent-logs")
         if (
             unit.kind == "tb1_trial"
             and os.path.isdir(logs)
             and inside(real(logs), unit.root or real(unit.path))
         ):
             with os.scandir(logs) as it:
-                episodes = [Path(e.path) for e in it if e.name.startswith("episode-")]
-            names += [ep / name for ep in episodes for name in _EPISODE_FILES]
+                episodes = [e.name for e in it if e.name.startswith("episode-")]
+            names += [f"agent-logs/{ep}/{name}" for ep in episodes for name in _EPISODE_FILES]
         size = 0
-        for path in names:
+        for rel in names:
             try:
-                info = os.stat(path)
+                info = os.stat(os.path.join(base, rel))
             except OSError:
                 continue  # missing, or unreadable: the parse says so
             if not stat.S_ISREG(info.st_mode):
                 continue
             if not self.first_visit(info):
-                rel = path.relative_to(unit.path).as_posix()
                 return Unit(
                     "error",
                     unit.path,
