@@ -12,14 +12,20 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rsr_core.analysis.pair_metrics import METRICS
-from rsr_core.analysis.similarity import score_pairs, summarise_all
+from rsr_core.analysis.similarity import summarise_all
+from rsr_core.analysis.split_scoring import score_batch
+from rsr_core.children import child_pool
 from rsr_core.store import Store
 from rsr_core.store import similarity_store as stored
 
 BATCH_REWRITES = 2000  # rewrites scored per batch (memory and the time the file is held stay bounded)
 Progress = Callable[[int, int], None]
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 
 @dataclass
@@ -47,9 +53,26 @@ def _batches(tasks: list[str], sizes: dict[str, tuple[str, int]], limit: int) ->
 
 
 def refresh(
-    store: Store, progress: Progress | None = None, batch_rewrites: int = BATCH_REWRITES
+    store: Store,
+    progress: Progress | None = None,
+    batch_rewrites: int = BATCH_REWRITES,
+    processes: int = 1,
 ) -> RefreshReport:
-    """Bring the stored pair scores and reports up to date; `progress(done, total)` after each batch of tasks."""
+    """Bring the stored pair scores and reports up to date; `progress(done, total)` after each batch of tasks.
+
+    With `processes` 2, a large batch is scored half in a forked process (`split_scoring`): for commands run
+    from a terminal, not for a server's many threads."""
+    pool = child_pool(1) if processes > 1 else None  # (its process is forked at its first task, if any)
+    try:
+        return _refresh(store, progress, batch_rewrites, pool)
+    finally:
+        if pool is not None:  # not waited for when interrupted: the process ends with this one anyway
+            pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _refresh(
+    store: Store, progress: Progress | None, batch_rewrites: int, pool: ProcessPoolExecutor | None
+) -> RefreshReport:
     started = time.monotonic()
     report = RefreshReport()
     for _ in range(
@@ -65,7 +88,7 @@ def refresh(
             with store.reading() as cur:
                 fingerprints = stored.current_fingerprints(cur)
                 rewrites, commands = stored.rewrites_of(cur, batch)
-            pairs = score_pairs(rewrites, commands, METRICS)
+            pairs = score_batch(rewrites, commands, METRICS, pool)
             with store.transaction() as cur:
                 mine = {t: fingerprints[t] for t in batch if t in fingerprints}
                 gone = [t for t in batch if t not in fingerprints] + (to_drop if n == 0 else [])
@@ -104,13 +127,14 @@ def is_current(store: Store) -> bool:
         return stored.is_current(cur)
 
 
-def refresh_after_write(store: Store) -> RefreshReport | None:
-    """The hook at the end of `rsr ingest` and of a rewrite job: refresh, and on failure say so in one line on
-    stderr and go on (what was written stays; the Similarity page or the next write refreshes)."""
+def refresh_after_write(store: Store, processes: int = 1) -> RefreshReport | None:
+    """The hook at the end of `rsr ingest` and of a rewrite job: refresh (see `refresh` for `processes`), and on
+    failure say so in one line on stderr and go on (what was written stays; the Similarity page or the next
+    write refreshes)."""
     import sys
 
     try:
-        return refresh(store)
+        return refresh(store, processes=processes)
     except Exception as exc:  # noqa: BLE001 - a refresh must never fail a finished ingest or job
         print(
             f"rsr: similarity scores not refreshed: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True

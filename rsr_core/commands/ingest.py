@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import TYPE_CHECKING
 
@@ -62,7 +63,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     # rewrites changed (each a query when there is nothing to do).
     from rsr_core.jobs.derived import refresh_after_write
 
-    refresh_after_write(store)
+    refresh_after_write(store, processes=min(2, os.cpu_count() or 1))
     payload = report.model_dump()
     if args.json:
         emit(args, payload)

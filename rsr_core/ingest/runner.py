@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from rsr_core.children import child_pool
 from rsr_core.formats.atif_read import carried_hash, is_atif, parse_atif
 from rsr_core.formats.provenance import carried_verdicts
 from rsr_core.formats.reading import FormatError, parse_json_bytes, sha256
@@ -24,7 +25,6 @@ from rsr_core.ingest.rows import Rows, build_rows, gather
 from rsr_core.ingest.signatures import SIGNED_KINDS, remembered
 from rsr_core.ingest.tasks import content_hash, read_harbor_task, read_tb1_task
 from rsr_core.ingest.tb1 import read_tb1_trial
-from rsr_core.ingest.workers import parser_pool
 from rsr_core.models import IngestRefusal, IngestReport, Review, Task, Trajectory, TransferVerdict, as_kind
 from rsr_core.store import ingest_signatures
 from rsr_core.store.pipeline import store_carried_verdicts
@@ -232,8 +232,8 @@ def _parse_all(
     # A bounded window of chunks in flight (in number and in bytes of input): parsed rows never pile up
     # faster than they are written.
     # Interrupted (a signal, an error while storing), the pool is not waited for: its workers may be gone
-    # with the same signal, and they end with this process anyway (rsr_core/ingest/workers.py).
-    pool = parser_pool(workers)
+    # with the same signal, and they end with this process anyway (rsr_core/children.py).
+    pool = child_pool(workers)
     try:
         pending: deque = deque()
         weight = 0

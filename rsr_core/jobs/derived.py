@@ -10,10 +10,10 @@ import sys
 from rsr_core.store import Store
 
 
-def refresh_after_write(store: Store) -> None:
+def refresh_after_write(store: Store, processes: int = 1) -> None:
     """The hook at the end of a write of trajectories. What is due is asked first, in two queries, so that a write
     that changed nothing (a re-ingest of known files) loads neither the training rules' readers nor the
-    analysis."""
+    analysis. `processes`: the similarity refresh's (2 lets a command score a large batch on two cores)."""
     keys_due, scores_due = _due(store)
     if keys_due:
         from rsr_core.export.training_keys import store_training_keys
@@ -25,7 +25,7 @@ def refresh_after_write(store: Store) -> None:
     if scores_due:
         from rsr_core.analysis.similarity_refresh import refresh_after_write as refresh_similarity
 
-        refresh_similarity(store)
+        refresh_similarity(store, processes)
 
 
 def _due(store: Store) -> tuple[bool, bool]:

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from rsr_core.children import start_worker
 from rsr_core.ingest.runner import CHUNK_UNITS, PARALLEL_MIN_UNITS
-from rsr_core.ingest.workers import start_worker
 from tests.ingest.hostile import ROOT, atif
 from tests.signals import sigint_default
 

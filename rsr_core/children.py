@@ -1,4 +1,5 @@
-"""Parser processes that end with the process that started them, however it ends (kill -9 included).
+"""Worker processes that end with the process that started them, however it ends (kill -9 included): ingest's
+parsers, and the second scorer of a large similarity refresh.
 
 A pool's workers wait for work on a pipe that they themselves hold open, so a parent that dies without
 shutting the pool down leaves them waiting forever, each holding what it had parsed. On Linux the kernel
@@ -61,11 +62,11 @@ def start_worker(parent_pid: int) -> None:
         os._exit(1)
 
 
-def parser_pool(workers: int) -> ProcessPoolExecutor:
-    """A pool of `workers` parser processes that end when this process ends.
+def child_pool(workers: int) -> ProcessPoolExecutor:
+    """A pool of `workers` processes that end when this process ends.
 
     Workers are forked where fork exists: `start_worker` needs them to be children of this process (a
-    forkserver's children are not), and forking spares each worker re-importing the parsers.
+    forkserver's children are not), and forking spares each worker re-importing what it runs.
     """
     global _at_fork
     if not _at_fork and hasattr(os, "register_at_fork"):
