@@ -287,7 +287,10 @@ class Ingestor:
         workers = workers if workers is not None else min(4, os.cpu_count() or 1)
         todo = self._unchanged_skipped(units, harness, kind)
         try:
-            self._parse_and_store(units, todo, harness, kind, workers)
+            with ExitStack() as engine:
+                if workers > 1 and len(todo) >= PARALLEL_MIN_UNITS:  # the parsers take the cores
+                    engine.enter_context(self.store.engine_threads(1))
+                self._parse_and_store(units, todo, harness, kind, workers)
         finally:
             self._held.close()
         return self.report

@@ -285,6 +285,20 @@ class Store:
             self._release()
 
     @contextmanager
+    def engine_threads(self, threads: int) -> Iterator[None]:
+        """DuckDB's threads in this process set to `threads` within the block, then back to what they were.
+        A writer beside processes that take every core gains nothing from more threads and pays for their
+        switching (benchmarks/RESULTS.md). The setting is the process's: other uses meanwhile have it too."""
+        with self.reading() as cur:
+            before = int(scalar(cur, "SELECT current_setting('threads')"))
+            cur.execute(f"SET threads = {int(threads)}")
+        try:
+            yield
+        finally:
+            with self.reading() as cur:
+                cur.execute(f"SET threads = {before}")
+
+    @contextmanager
     def kept_open(self) -> Iterator[None]:
         """Keep the file open across the uses within this block: each use that is the last lets the file go,
         and letting it go writes everything since the last time into the file (a checkpoint), which a writer

@@ -169,3 +169,37 @@ def test_a_signal_to_the_whole_group_ends_the_ingest_in_one_line(tmp_path, sig, 
         text=True,
     )
     assert done.returncode == 0, done.stderr  # what was stored is whole and readable
+
+
+def test_duckdb_writes_on_one_thread_while_the_parsers_run(tmp_path: Path) -> None:
+    """Beside parser processes that take the cores, the store's engine runs one thread; after, what it had."""
+    from rsr_core.ingest.runner import ingest_paths
+    from rsr_core.store import Store
+    from rsr_core.store.sql import scalar
+
+    corpus = tmp_path / "many"
+    corpus.mkdir()
+    for i in range(PARALLEL_MIN_UNITS + 8):
+        (corpus / f"t{i}.json").write_text(json.dumps(atif(f"t{i}")))
+    store = Store(tmp_path / "threads.duckdb")
+    seen: list[int] = []
+
+    def threads() -> int:
+        with store.reading() as cur:
+            return int(scalar(cur, "SELECT current_setting('threads')"))
+
+    try:
+        with store.reading() as cur:
+            cur.execute("SET threads = 3")  # not the default of any machine's core count in particular
+        before = threads()
+        assert before == 3
+        report = ingest_paths(
+            store, [corpus], workers=2, on_progress=lambda done, total: seen.append(threads())
+        )
+        assert report.trajectories_added == PARALLEL_MIN_UNITS + 8
+        assert seen and set(seen) == {1}
+        assert threads() == before
+        ingest_paths(store, [corpus / "t0.json"], workers=2, on_progress=lambda d, t: seen.append(threads()))
+        assert seen[-1] == before  # one file: parsed here, the engine keeps its threads
+    finally:
+        store.close()
