@@ -19,7 +19,7 @@ from rsr_core.formats.atif_read import carried_hash, is_atif, parse_atif
 from rsr_core.formats.provenance import carried_verdicts
 from rsr_core.formats.reading import FormatError, parse_json_bytes, sha256
 from rsr_core.ingest.detect import EXPECTED, Unit, detect_units
-from rsr_core.ingest.fs import read_input
+from rsr_core.ingest.fs import read_input, real_root
 from rsr_core.ingest.harbor import read_trial
 from rsr_core.ingest.rows import Rows, build_rows, gather
 from rsr_core.ingest.signatures import SIGNED_KINDS, remembered
@@ -282,6 +282,7 @@ class Ingestor:
         workers: int | None = None,
     ) -> IngestReport:
         """Ingest every unit under `paths`."""
+        real_root.cache_clear()  # a root resolved by an earlier ingest of this process may lead elsewhere now
         # Task directories first: a trajectory parsed later can then take its instruction from its task.
         units = sorted(detect_units(paths), key=lambda u: u.kind not in ("harbor_task", "tb1_task"))
         workers = workers if workers is not None else min(4, os.cpu_count() or 1)

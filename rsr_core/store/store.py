@@ -295,7 +295,7 @@ class Store:
         try:
             yield
         finally:
-            with self.reading() as cur:
+            with suppress(duckdb.Error), self.reading() as cur:  # (not over what went wrong in the block)
                 cur.execute(f"SET threads = {before}")
 
     @contextmanager
