@@ -8,7 +8,7 @@ import os
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack
+from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -214,6 +214,11 @@ def chunked(units: list[Unit]) -> list[list[Unit]]:
     return chunks
 
 
+def in_parallel(workers: int, units: int) -> bool:
+    """Are `units` parsed in `workers` parser processes (rather than in this one)?"""
+    return workers > 1 and units >= PARALLEL_MIN_UNITS
+
+
 def _stored_error(exc: Exception) -> str:
     """What a value the store cannot take gives, for the error line (a wrong type is named as such)."""
     if isinstance(exc, (AttributeError, KeyError, IndexError)):
@@ -225,7 +230,7 @@ def _parse_all(
     units: list[Unit], harness: str | None, kind: str | None, workers: int, sign: bool = False
 ) -> Iterator[Parsed]:
     chunks = chunked(units)
-    if workers <= 1 or len(units) < PARALLEL_MIN_UNITS:
+    if not in_parallel(workers, len(units)):
         for chunk in chunks:
             yield from parse_chunk(chunk, harness, kind, sign)
         return
@@ -288,9 +293,8 @@ class Ingestor:
         workers = workers if workers is not None else min(4, os.cpu_count() or 1)
         todo = self._unchanged_skipped(units, harness, kind)
         try:
-            with ExitStack() as engine:
-                if workers > 1 and len(todo) >= PARALLEL_MIN_UNITS:  # the parsers take the cores
-                    engine.enter_context(self.store.engine_threads(1))
+            # The parsers take the cores: the engine's writes run on one thread beside them.
+            with self.store.engine_threads(1) if in_parallel(workers, len(todo)) else nullcontext():
                 self._parse_and_store(units, todo, harness, kind, workers)
         finally:
             self._held.close()
