@@ -11,6 +11,7 @@ parent may have died before the worker could ask to die with it.
 from __future__ import annotations
 
 import ctypes
+import gc
 import multiprocessing
 import os
 import signal
@@ -54,8 +55,10 @@ def start_worker(parent_pid: int) -> None:
 
     A signal sent to the whole process group (Ctrl-C, a closed terminal, `kill -TERM -PGID`) reaches the
     workers too: they ignore SIGINT (the parent unwinds and shuts the pool down) and end quietly on SIGTERM and
-    SIGHUP, instead of each printing the traceback of the handler they inherited from the parent."""
+    SIGHUP, instead of each printing the traceback of the handler they inherited from the parent. The cyclic
+    garbage collector runs in the worker whatever the parent's state when it forked."""
     _leave_signals_to_parent()
+    gc.enable()  # the parent may have forked this worker with its collector paused (ingest does)
     if not _die_with_parent_linux():
         threading.Thread(target=_watch_parent, args=(parent_pid,), daemon=True, name="parent-watch").start()
     if os.getppid() != parent_pid:  # the parent ended before the request above took effect

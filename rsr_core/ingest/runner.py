@@ -8,7 +8,7 @@ import os
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, nullcontext
+from contextlib import ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -160,6 +160,23 @@ def _signed_parse(unit: Unit, harness: str | None, kind: str | None) -> Parsed:
     return parsed
 
 
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off for the block (as it was, after).
+
+    Parsing allocates millions of small dicts, lists and models, and the process that stores them receives
+    as many: they are freed by reference counting and none forms a cycle, so each pass of the collector would
+    only rescan them (in the storing process, the parsed units waiting for their batch as well).
+    """
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
+
+
 def parse_chunk(
     units: list[Unit], harness: str | None = None, kind: str | None = None, sign: bool = False
 ) -> list[Parsed]:
@@ -169,11 +186,7 @@ def parse_chunk(
     A trajectory whose values Arrow cannot take (e.g. an integer beyond 64 bits) fails alone, with the error
     storing it would give.
     """
-    # Parsing allocates millions of small dicts, lists and models and frees them by reference counting;
-    # none forms a cycle, so the cyclic collector would only spend parse time rescanning them.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with collector_paused():
         parse = _signed_parse if sign else parse_unit
         parsed = [parse(unit, harness, kind) for unit in units]
         found = [(p, p.trajectory) for p in parsed if p.trajectory is not None]
@@ -189,9 +202,6 @@ def parse_chunk(
                 except Exception as exc:  # noqa: BLE001 - a stranger's file must not end the ingest
                     p.trajectory, p.error = None, one_line(f"could not be stored: {_stored_error(exc)}")
             found = kept
-    finally:
-        if collecting:
-            gc.enable()
     for (p, _), rows in zip(found, located, strict=True):
         p.rows = rows
     return parsed
@@ -304,7 +314,14 @@ class Ingestor:
         self, units: list[Unit], todo: list[Unit], harness: str | None, kind: str | None, workers: int
     ) -> None:
         skipped = len(units) - len(todo)
-        parsing = _parse_all(todo, harness, kind, workers, self._sign_in_parse)
+        with collector_paused():
+            self._store_parsed(
+                _parse_all(todo, harness, kind, workers, self._sign_in_parse), skipped, len(units)
+            )
+            self._flush_tasks()
+            self._flush()
+
+    def _store_parsed(self, parsing: Iterator[Parsed], skipped: int, total: int) -> None:
         for done, parsed in enumerate(parsing, skipped + 1):
             self.report.files += 1
             if parsed.signed is not None:
@@ -318,9 +335,7 @@ class Ingestor:
                     Ready(parsed.unit, parsed.trajectory, parsed.rows, parsed.transfer, parsed.reviews)
                 )
             if self._on_progress:
-                self._on_progress(done, len(units))
-        self._flush_tasks()
-        self._flush()
+                self._on_progress(done, total)
 
     def _hold(self) -> None:
         """Keep the store's file open across batches, letting it go once it has been held for HOLD_S."""

@@ -203,3 +203,51 @@ def test_duckdb_writes_on_one_thread_while_the_parsers_run(tmp_path: Path) -> No
         assert seen[-1] == before  # one file: parsed here, the engine keeps its threads
     finally:
         store.close()
+
+
+def test_the_collector_is_paused_while_parsed_units_are_stored_and_on_again_after(tmp_path: Path) -> None:
+    """The storing process receives as many objects as the parsers make: the cyclic collector is off while
+    they arrive and are written, and as it was afterwards, on or off."""
+    import gc
+
+    from rsr_core.ingest.runner import ingest_paths
+    from rsr_core.store import Store
+
+    corpus = tmp_path / "many"
+    corpus.mkdir()
+    for i in range(PARALLEL_MIN_UNITS + 8):
+        (corpus / f"t{i}.json").write_text(json.dumps(atif(f"t{i}")))
+    store = Store(tmp_path / "gc.duckdb")
+    seen: list[bool] = []
+    try:
+        assert gc.isenabled()
+        report = ingest_paths(
+            store, [corpus], workers=2, on_progress=lambda d, t: seen.append(gc.isenabled())
+        )
+        assert report.trajectories_added == PARALLEL_MIN_UNITS + 8
+        assert seen and not any(seen)
+        assert gc.isenabled()
+        gc.disable()
+        try:
+            ingest_paths(store, [corpus], workers=2)
+            assert not gc.isenabled()  # left as it was found
+        finally:
+            gc.enable()
+    finally:
+        store.close()
+
+
+def test_a_worker_collects_cycles_though_its_parent_forked_it_with_the_collector_paused() -> None:
+    import gc
+
+    from rsr_core.children import child_pool
+
+    gc.disable()
+    try:
+        pool = child_pool(1)
+        try:
+            assert pool.submit(gc.isenabled).result(timeout=60) is True
+        finally:
+            pool.shutdown(wait=True)
+    finally:
+        gc.enable()
