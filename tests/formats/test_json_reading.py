@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rsr_core.formats.reading import FormatError, decode_text, load_json, parse_json_bytes
+from rsr_core.formats.reading import FormatError, decode_text, load_json, parse_json_bytes, too_many_values
 
 
 def _slow(data: bytes):
@@ -105,3 +105,51 @@ def test_any_document_reads_as_json_reads_it(value, indent, ascii_only):
     assert _same(fast, slow), (data[:200], fast, slow)
     if fast[0] == "ok" and isinstance(value, float) and not math.isinf(value):
         assert fast[1] == value
+
+
+def _string_end(data: bytes, start: int) -> int | None:
+    """Where the JSON string opened by the quote at `start` ends (past its closing quote); None when no string
+    starts there (no closing quote, or a backslash before a line end or at the end)."""
+    at = start + 1
+    while at < len(data):
+        if data[at] == ord('"'):
+            return at + 1
+        if data[at] == ord("\\"):
+            if at + 1 >= len(data) or data[at + 1] == ord("\n"):
+                return None
+            at += 2
+        else:
+            at += 1
+    return None
+
+
+def _values_outside_strings(data: bytes) -> int:
+    """The definition: commas, braces and brackets of the text outside its strings, counted one by one."""
+    count = at = 0
+    while at < len(data):
+        end = _string_end(data, at) if data[at] == ord('"') else None
+        if end is not None:
+            at = end
+            continue
+        count += data[at] in b",{["
+        at += 1
+    return count
+
+
+_TEXTS = st.one_of(
+    st.builds(lambda v: json.dumps(v, separators=(",", ":")).encode(), JSON),
+    st.builds(lambda v: json.dumps(v, indent=2).encode(), JSON),
+    st.binary(max_size=40),  # the bound is checked before the text is parsed: any bytes at all
+    st.lists(st.sampled_from([b",", b"{", b"[", b'"', b"\\", b"]", b"a"]), max_size=40).map(b"".join),
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(_TEXTS, st.integers(0, 6))
+def test_too_many_values_counts_what_is_outside_strings_at_any_limit(data, slack):
+    """The bound on values per file against its definition, at limits around the file's size and its count
+    (a text no longer than the limit is taken without counting)."""
+    count = _values_outside_strings(data)
+    for limit in {count - 1, count, len(data) - slack, len(data), len(data) + 1}:
+        if limit >= 0:
+            assert too_many_values(data, limit) == (count > limit), (limit, count, len(data))
