@@ -16,6 +16,7 @@ MODULES = {
         "rsr_core/store/_rows_common.c",
         "rsr_core/store/_rows_terms.c",
         "rsr_core/store/_rows_training.c",
+        "rsr_core/store/_rows_columns.c",
     ],
 }
 HEADERS = {"rsr_core.store._rows": ["rsr_core/store/_rows.h"]}

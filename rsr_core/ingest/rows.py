@@ -15,7 +15,7 @@ import pyarrow as pa
 from rsr_core.models import Trajectory
 from rsr_core.store import arrow_rows
 
-TABLES = ("trajectories", "steps", "actions", "commands", "search_terms")
+TABLES = tuple(arrow_rows.TABLE_SCHEMAS)
 
 
 @dataclass

@@ -204,18 +204,19 @@ static PyObject *trajectory_rows(PyObject *self, PyObject *const *args, Py_ssize
         PyErr_SetString(PyExc_RuntimeError, "configure() first");
         return NULL;
     }
-    PyObject *tid = args[0], *steps = args[1], *step_rows = args[2], *act_rows = args[3], *cmd_rows = args[4],
-             *search_rows = args[5];
+    PyObject *tid = args[0], *steps = args[1];
     int terminus1 = PyObject_IsTrue(args[6]);
     if (terminus1 < 0)
         return NULL;
-    if (!PyList_CheckExact(steps) || !PyList_CheckExact(step_rows) || !PyList_CheckExact(act_rows) ||
-        !PyList_CheckExact(cmd_rows) || !PyList_CheckExact(search_rows)) {
-        PyErr_SetString(PyExc_TypeError, "lists expected");
+    if (!PyList_CheckExact(steps) || !columns_check(args[2]) || !columns_check(args[3]) ||
+        !columns_check(args[4]) || !columns_check(args[5])) {
+        PyErr_SetString(PyExc_TypeError, "a list of steps and four Columns expected");
         return NULL;
     }
-    Py_ssize_t rows0[4] = {PyList_GET_SIZE(step_rows), PyList_GET_SIZE(act_rows), PyList_GET_SIZE(cmd_rows),
-                           PyList_GET_SIZE(search_rows)};
+    Columns *step_rows = (Columns *)args[2], *act_rows = (Columns *)args[3], *cmd_rows = (Columns *)args[4],
+            *search_rows = (Columns *)args[5];
+    Columns *sinks[4] = {step_rows, act_rows, cmd_rows, search_rows};
+    Py_ssize_t rows0[4] = {cols_rows(step_rows), cols_rows(act_rows), cols_rows(cmd_rows), cols_rows(search_rows)};
     Py_ssize_t n_fields = PyTuple_GET_SIZE(step_fields), seq = 0, n_actions = 0, n_agent = 0;
     PyObject *texts = PyList_New(0), *prompt = NULL, *completion = NULL, *cost = NULL, *result = NULL;
     PyObject *d = NULL, *row = NULL, *index = NULL, *commands = NULL, *src = NULL;
@@ -271,8 +272,9 @@ static PyObject *trajectory_rows(PyObject *self, PyObject *const *args, Py_ssize
         if (js == NULL)
             goto error;
         PyTuple_SET_ITEM(row, n_fields + 2, js);
-        if (PyList_Append(step_rows, row) < 0)
-            goto error;
+        for (Py_ssize_t k = 0; k < n_fields + 3; k++)
+            if (col_value(step_rows, k, PyTuple_GET_ITEM(row, k)) < 0)
+                goto error;
         /* texts: the message (or ""), the observation when there is one, then the commands */
         PyObject *message = PyTuple_GET_ITEM(row, 3), *observation = PyTuple_GET_ITEM(row, 7);
         int t = PyObject_IsTrue(message);
@@ -303,12 +305,12 @@ static PyObject *trajectory_rows(PyObject *self, PyObject *const *args, Py_ssize
                     python = 1;
                     goto error;
                 }
-                PyObject *a_idx = PyLong_FromSsize_t(a);
-                PyObject *act = a_idx ? PyTuple_Pack(6, tid, index, a_idx, name, keys, dur) : NULL;
+                int bad = col_value(act_rows, 0, tid) < 0 || col_value(act_rows, 1, index) < 0 ||
+                          col_long(act_rows, 2, a) < 0 || col_value(act_rows, 3, name) < 0 ||
+                          col_value(act_rows, 4, keys) < 0 || col_value(act_rows, 5, dur) < 0;
                 Py_DECREF(name);
                 Py_DECREF(dur);
-                if (append_new(act_rows, act) < 0) {
-                    Py_XDECREF(a_idx);
+                if (bad) {
                     Py_DECREF(keys);
                     goto error;
                 }
@@ -322,19 +324,16 @@ static PyObject *trajectory_rows(PyObject *self, PyObject *const *args, Py_ssize
                     s = e + 1;
                     if (text == Py_None)
                         continue;
-                    PyObject *seq_obj = text ? PyLong_FromSsize_t(seq) : NULL;
-                    PyObject *crow = seq_obj ? PyTuple_Pack(5, tid, seq_obj, index, a_idx, text) : NULL;
-                    Py_XDECREF(seq_obj);
-                    int bad = append_new(cmd_rows, crow) < 0 || PyList_Append(texts, text) < 0;
+                    int bad = text == NULL || col_value(cmd_rows, 0, tid) < 0 || col_long(cmd_rows, 1, seq) < 0 ||
+                              col_value(cmd_rows, 2, index) < 0 || col_long(cmd_rows, 3, a) < 0 ||
+                              col_value(cmd_rows, 4, text) < 0 || PyList_Append(texts, text) < 0;
                     Py_XDECREF(text);
                     if (bad) {
-                        Py_DECREF(a_idx);
                         Py_DECREF(keys);
                         goto error;
                     }
                     seq++;
                 }
-                Py_DECREF(a_idx);
                 Py_DECREF(keys);
             }
         }
@@ -366,13 +365,8 @@ error:
     Py_XDECREF(completion);
     Py_XDECREF(cost);
     /* Nothing half done stays behind: the rows of this trajectory are taken back. */
-    PyObject *lists[4] = {step_rows, act_rows, cmd_rows, search_rows};
-    PyObject *exc_type, *exc_value, *exc_tb;
-    PyErr_Fetch(&exc_type, &exc_value, &exc_tb);
     for (int k = 0; k < 4; k++)
-        if (PyList_GET_SIZE(lists[k]) > rows0[k])
-            PyList_SetSlice(lists[k], rows0[k], PyList_GET_SIZE(lists[k]), NULL);
-    PyErr_Restore(exc_type, exc_value, exc_tb);
+        cols_rewind(sinks[k], rows0[k]);
     if (python && !PyErr_Occurred())
         Py_RETURN_NONE;
     return NULL;
@@ -454,6 +448,11 @@ PyMODINIT_FUNC PyInit__rows(void) {
             return NULL;
     if ((int_zero = PyLong_FromLong(0)) == NULL || (float_zero = PyFloat_FromDouble(0.0)) == NULL)
         return NULL;
-    return PyModule_Create(&module);
+    if (PyType_Ready(&ColumnsType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (m != NULL && PyModule_AddObjectRef(m, "Columns", (PyObject *)&ColumnsType) < 0)
+        Py_CLEAR(m);
+    return m;
 }
 

@@ -48,9 +48,21 @@ int append_new(PyObject *list, PyObject *item);
 /* ASCII whitespace, as bytes.split() splits on. */
 int is_split(unsigned char c);
 
+/* A table's rows as Arrow buffers (_rows_columns.c). Each col_ call appends one value to column `i`
+ * (0, or -1 with an error set); a value the column cannot take as `pa.array` would marks the set refused. */
+typedef struct ColumnsObject Columns;
+extern PyTypeObject ColumnsType;
+int columns_check(PyObject *o);
+int col_value(Columns *cols, Py_ssize_t i, PyObject *v);
+int col_utf8(Columns *cols, Py_ssize_t i, const char *s, Py_ssize_t len);
+int col_long(Columns *cols, Py_ssize_t i, long long v);
+/* Rows in the set; the set cut back to its first `rows` rows. */
+Py_ssize_t cols_rows(Columns *cols);
+void cols_rewind(Columns *cols, Py_ssize_t rows);
+
 /* The training key of a run (_rows_training.c): a new (key, why) tuple, Py_None where Python must work it out. */
 PyObject *training(PyObject *steps);
 /* Append the sorted (term, tid) rows of these texts (_rows_terms.c); their number in *count; -1 on error. */
-int term_rows(PyObject *tid, PyObject *texts, PyObject *out, Py_ssize_t *count);
+int term_rows(PyObject *tid, PyObject *texts, Columns *out, Py_ssize_t *count);
 
 #endif

@@ -22,7 +22,7 @@ static int span_order(const void *a, const void *b) {
 
 
 /* Append the (term, tid) rows of these texts, sorted; -1 on error. */
-int term_rows(PyObject *tid, PyObject *texts, PyObject *out, Py_ssize_t *count) {
+int term_rows(PyObject *tid, PyObject *texts, Columns *out, Py_ssize_t *count) {
     PyObject *text = PyUnicode_Join(s_newline, texts), *raw = NULL;
     Span *spans = NULL;
     int rc = -1;
@@ -90,12 +90,14 @@ int term_rows(PyObject *tid, PyObject *texts, PyObject *out, Py_ssize_t *count) 
     *count = 0;
     for (Py_ssize_t k = 0; k < n_spans; k++) {
         char word[256];
+        unsigned char high = 0;
         for (Py_ssize_t j = 0; j < spans[k].len; j++)
-            word[j] = (char)term_table[data[spans[k].at + j]];
-        PyObject *term = PyUnicode_DecodeASCII(word, spans[k].len, NULL);
-        PyObject *row = term ? PyTuple_Pack(2, term, tid) : NULL;
-        Py_XDECREF(term);
-        if (append_new(out, row) < 0)
+            high |= (unsigned char)(word[j] = (char)term_table[data[spans[k].at + j]]);
+        if (high & 0x80) { /* a table that keeps a byte past ASCII: the rule's decode fails, as in Python */
+            Py_XDECREF(PyUnicode_DecodeASCII(word, spans[k].len, NULL));
+            goto done;
+        }
+        if (col_utf8(out, 0, word, spans[k].len) < 0 || col_value(out, 1, tid) < 0)
             goto done;
         (*count)++;
     }

@@ -151,6 +151,24 @@ TASK_SCHEMA = pa.schema(
 )
 
 
+TABLE_SCHEMAS = {
+    "trajectories": TRAJECTORY_SCHEMA,
+    "steps": STEP_SCHEMA,
+    "actions": ACTION_SCHEMA,
+    "commands": COMMAND_SCHEMA,
+    "search_terms": SEARCH_TERM_SCHEMA,
+}
+"""The tables of a trajectory's rows, in the order they are built and stored."""
+_KIND_LETTERS = {
+    str(pa.string()): "s",
+    str(pa.large_string()): "S",
+    str(pa.binary()): "b",
+    str(pa.int32()): "i",
+    str(pa.int64()): "l",
+    str(pa.float64()): "d",
+    str(pa.bool_()): "?",
+}
+"""The kind letter of `_rows.Columns` for each Arrow type a table's column has."""
 TASK_FILES_SCHEMA = pa.schema([("task_id", _S), ("role", _S), ("path", _S), ("content", _LS)])
 
 
@@ -170,11 +188,8 @@ def located_tables(
     """
     fast = native_rows() if native else None
     counts: list[dict[str, int]] = []
-    traj_rows: list[tuple] = []
-    step_rows: list[tuple] = []
-    act_rows: list[tuple] = []
-    cmd_rows: list[tuple] = []
-    search_rows: list[tuple] = []
+    sinks = _sinks(fast)
+    traj_rows, step_rows, act_rows, cmd_rows, search_rows = sinks.values()
     traj_values = attrgetter(*TRAJECTORY_FIELDS)
     for traj in trajectories:
         tid = traj.trajectory_id
@@ -219,14 +234,44 @@ def located_tables(
                 n_agent,
             )
         )
-    tables = {
-        "trajectories": rows_table(traj_rows, TRAJECTORY_SCHEMA),
-        "steps": rows_table(step_rows, STEP_SCHEMA),
-        "actions": rows_table(act_rows, ACTION_SCHEMA),
-        "commands": rows_table(cmd_rows, COMMAND_SCHEMA),
-        "search_terms": rows_table(search_rows, SEARCH_TERM_SCHEMA),
-    }
-    return tables, counts
+    if any(getattr(rows, "refused", False) for rows in sinks.values()):
+        # A value the C columns do not take as Arrow would: Arrow's own conversion, its own errors.
+        return located_tables(trajectories, native=False)
+    return {name: columns_table(rows, TABLE_SCHEMAS[name]) for name, rows in sinks.items()}, counts
+
+
+def _sinks(fast: ModuleType | None) -> dict[str, Any]:
+    """Where each table's rows go: Arrow buffers built in C (`_rows.Columns`), else lists of row tuples."""
+    if fast is None:
+        return {name: [] for name in TABLE_SCHEMAS}
+    return {name: fast.Columns(kinds) for name, kinds in _table_kinds().items()}
+
+
+@cache
+def _table_kinds() -> dict[str, str]:
+    return {name: column_kinds(schema) for name, schema in TABLE_SCHEMAS.items()}
+
+
+def column_kinds(schema: pa.Schema) -> str:
+    """The kind letters of `_rows.Columns` for a schema's columns."""
+    return "".join(_KIND_LETTERS[str(field.type)] for field in schema)
+
+
+def columns_table(rows: Any, schema: pa.Schema) -> pa.Table:
+    """An Arrow table of rows gathered as tuples (`rows_table`) or as Arrow buffers in C (`_rows.Columns`)."""
+    if isinstance(rows, list):
+        return rows_table(rows, schema)
+    n = len(rows)
+    if not n:
+        return schema.empty_table()
+    arrays = []
+    for field, (nulls, valid, offsets, data) in zip(schema, rows.buffers(), strict=True):
+        buffers = [pa.py_buffer(valid) if valid is not None else None]
+        if offsets is not None:
+            buffers.append(pa.py_buffer(offsets))
+        buffers.append(pa.py_buffer(data))
+        arrays.append(pa.Array.from_buffers(field.type, n, buffers, null_count=nulls))
+    return pa.Table.from_arrays(arrays, schema=schema)
 
 
 _STEP_VALUES = attrgetter(*STEP_FIELDS)

@@ -460,7 +460,7 @@ class Store:
             with self.transaction() as tx:
                 return self.write_tables(tables, trajectories, tx)
         new_tasks = self._task_stubs(trajectories)
-        for name in ("trajectories", "steps", "actions", "commands", "search_terms"):
+        for name in _arrow().TABLE_SCHEMAS:
             self._insert(cur, name, tables[name])
         self._insert(cur, "tasks", new_tasks)
         return new_tasks.num_rows

@@ -24,7 +24,16 @@ from rsr_core.formats.training import (
 from rsr_core.ingest.detect import detect_units
 from rsr_core.ingest.runner import parse_unit
 from rsr_core.models import Command, Step, Trajectory
-from rsr_core.store.arrow_rows import located_tables, native_rows
+from rsr_core.store.arrow_rows import (
+    COMMAND_SCHEMA,
+    STEP_SCHEMA,
+    TABLE_SCHEMAS,
+    column_kinds,
+    columns_table,
+    located_tables,
+    native_rows,
+)
+from rsr_core.store.columns import STEP_FIELDS
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPORA = [ROOT / "tests" / "data", ROOT / "data" / "demo"]
@@ -42,6 +51,18 @@ def _native() -> Any:
     if fast is None:
         pytest.skip("rsr_core.store._rows is not built (no C compiler)")
     return fast
+
+
+def _sinks() -> tuple[Any, ...]:
+    """The C build's step, action, command and search-term rows, empty."""
+    fast = _native()
+    names = ("steps", "actions", "commands", "search_terms")
+    return tuple(fast.Columns(column_kinds(TABLE_SCHEMAS[name])) for name in names)
+
+
+def _rows(columns: Any, schema: Any) -> dict[str, list[Any]]:
+    """The rows gathered in `columns`, as lists of values by column."""
+    return columns_table(columns, schema).to_pydict()
 
 
 def _outcome(trajectories: list[Trajectory], native: bool) -> Any:
@@ -81,8 +102,7 @@ def test_every_trajectory_of_the_test_corpora_gets_the_same_rows():
     assert len(trajectories) > 50
     _same(trajectories)
     taken = sum(
-        fast.trajectory_rows(t.trajectory_id, t.steps, [], [], [], [], False) is not None
-        for t in trajectories
+        fast.trajectory_rows(t.trajectory_id, t.steps, *_sinks(), False) is not None for t in trajectories
     )
     assert taken == len(trajectories)  # the rows of every one were built in C
 
@@ -312,7 +332,7 @@ _KEYS_IN_C: list[tuple[bool, bool]] = []
 def test_a_training_key_worked_out_in_c_is_the_python_one(run: Trajectory):
     """Where the C build takes the key on, it is `stored_training`'s, bit for bit."""
     fast = _native()
-    done = fast.trajectory_rows("t", run.steps, [], [], [], [], uses_terminus1(run))
+    done = fast.trajectory_rows("t", run.steps, *_sinks(), uses_terminus1(run))
     in_c = done is not None and done[-1] is not None
     _KEYS_IN_C.append((in_c, in_c and done[-1][0] is not None))
     if in_c:
@@ -354,12 +374,11 @@ def test_the_common_shapes_are_taken_on_in_c():
         Step(index=4, source="user", message="state: 3", harness_control=True),
         Step(index=5, source="agent", message="done", task_complete=True, extra={ANSWER: "done!"}),
     )
-    step_rows: list[tuple] = []
-    cmd_rows: list[tuple] = []
-    done = fast.trajectory_rows("t", run.steps, step_rows, [], cmd_rows, [], False)
+    step_rows, act_rows, cmd_rows, search_rows = _sinks()
+    done = fast.trajectory_rows("t", run.steps, step_rows, act_rows, cmd_rows, search_rows, False)
     assert done is not None and done[-1] is not None and done[-1][0] is not None
-    assert [r[-1] for r in cmd_rows] == ["ls -la", "\tcd /x"]
-    assert step_rows[1][-1] == '{"_atif": {"tool_calls": {"ids": ["call_0_1"]}}}'
+    assert _rows(cmd_rows, COMMAND_SCHEMA)["command"] == ["ls -la", "\tcd /x"]
+    assert _rows(step_rows, STEP_SCHEMA)["extra"][1] == '{"_atif": {"tool_calls": {"ids": ["call_0_1"]}}}'
     _same([run])
 
 
@@ -378,11 +397,11 @@ def test_a_trajectory_it_does_not_take_on_leaves_no_rows_behind():
     bad = Step(
         index=2, source="agent", message="m", commands=[Command.model_construct(keystrokes=5, duration=1.0)]
     )
-    step_rows: list[tuple] = [("before",)]
-    act_rows: list[tuple] = []
-    cmd_rows: list[tuple] = []
-    assert fast.trajectory_rows("t", [good, bad], step_rows, act_rows, cmd_rows, [], False) is None
-    assert step_rows == [("before",)] and act_rows == [] and cmd_rows == []
+    step_rows, act_rows, cmd_rows, search_rows = _sinks()
+    step_rows.extend([("s", 0, *[None] * len(STEP_FIELDS), None)])
+    assert fast.trajectory_rows("t", [good, bad], step_rows, act_rows, cmd_rows, search_rows, False) is None
+    assert len(step_rows) == 1 and len(act_rows) == len(cmd_rows) == len(search_rows) == 0
+    assert _rows(step_rows, STEP_SCHEMA)["trajectory_id"] == ["s"]
     with pytest.raises(AttributeError):
         located_tables([_run(good, bad)])
 
@@ -394,7 +413,7 @@ def test_usage_sums_are_the_python_ones_for_big_and_odd_values():
         Step(index=2, source="agent", message="m", prompt_tokens=0, cost_usd=0.2, completion_tokens=0),
         Step(index=3, source="agent", message="m", cost_usd=math.inf),
     ]
-    done = fast.trajectory_rows("t", steps_, [], [], [], [], False)
+    done = fast.trajectory_rows("t", steps_, *_sinks(), False)
     assert done[4:7] == (2**70, 0, math.inf)
     with pytest.raises(OverflowError):  # beyond int64: Arrow refuses it, as it did
         located_tables([_run(*steps_)])
@@ -455,7 +474,7 @@ RULE_CASES = {
 def test_each_training_rule_gives_the_python_key_in_c(case: str):
     fast = _native()
     run = _run(*RULE_CASES[case])
-    done = fast.trajectory_rows("t", run.steps, [], [], [], [], False)
+    done = fast.trajectory_rows("t", run.steps, *_sinks(), False)
     assert done is not None and done[-1] is not None, "worked out in C"
     assert done[-1] == stored_training(run)
     _same([run])
