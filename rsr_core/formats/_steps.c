@@ -14,6 +14,7 @@
 /* Set by configure(). */
 static PyObject *step_cls, *command_cls;     /* the models */
 static PyObject *step_names, *command_names; /* their field names, in order (tuples) */
+static PyObject *step_set, *command_set;     /* the same names as frozensets: each model's fields set copies one */
 static PyObject *is_control;                 /* callable(str) -> bool: `is_control_message` */
 static Py_ssize_t max_steps;
 
@@ -28,7 +29,8 @@ static const char *COMPLETE_TOOLS[] = {"mark_task_complete", "task_complete", "s
 
 #define BAIL 0 /* hand the list back to Python */
 
-/* A model as `construct` makes it: its fields as its __dict__, all of them set. New ref, NULL on error. */
+/* A model as `construct` makes it: its fields as its __dict__, all of them set (`names`: a frozenset, copied
+ * without hashing its names again). New ref, NULL on error. */
 static PyObject *make_model(PyObject *cls, PyObject *names, PyObject *values) {
     PyObject *empty = PyTuple_New(0);
     if (empty == NULL)
@@ -168,7 +170,7 @@ static int read_calls(PyObject *raw, PyObject *commands, int *complete) {
         /* Command's fields: keystrokes, duration, function_name */
         PyObject *values[3] = {Py_NewRef(keys), seconds, Py_NewRef(name)};
         PyObject *d = fields(command_names, values, 3);
-        PyObject *cmd = d ? make_model(command_cls, command_names, d) : NULL;
+        PyObject *cmd = d ? make_model(command_cls, command_set, d) : NULL;
         Py_XDECREF(d);
         if (cmd == NULL || PyList_Append(commands, cmd) < 0) {
             Py_XDECREF(cmd);
@@ -435,7 +437,7 @@ static int read_step(PyObject *raw, Py_ssize_t i, int *seen_user, PyObject **out
     PyObject *d = fields(step_names, values, (Py_ssize_t)(sizeof(values) / sizeof(values[0])));
     if (d == NULL)
         goto done;
-    *out = make_model(step_cls, step_names, d);
+    *out = make_model(step_cls, step_set, d);
     Py_DECREF(d);
     rc = *out ? 1 : -1;
 done:
@@ -507,10 +509,17 @@ static PyObject *configure(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_TypeError, "model classes expected");
         return NULL;
     }
+    PyObject *ss = PyFrozenSet_New(sn), *cs = ss ? PyFrozenSet_New(cn) : NULL;
+    if (cs == NULL) {
+        Py_XDECREF(ss);
+        return NULL;
+    }
     Py_XSETREF(step_cls, Py_NewRef(sc));
     Py_XSETREF(step_names, Py_NewRef(sn));
+    Py_XSETREF(step_set, ss);
     Py_XSETREF(command_cls, Py_NewRef(cc));
     Py_XSETREF(command_names, Py_NewRef(cn));
+    Py_XSETREF(command_set, cs);
     Py_XSETREF(is_control, Py_NewRef(ctl));
     max_steps = most;
     Py_RETURN_NONE;
