@@ -67,23 +67,24 @@ def multiset(seqs: Sequence[np.ndarray]) -> np.ndarray:
     return np.divide(mins, maxs, out=np.zeros_like(mins), where=maxs > 0)
 
 
-def order(seqs: Sequence[np.ndarray]) -> np.ndarray:
+def order(seqs: Sequence[np.ndarray], workers: int = -1) -> np.ndarray:
     """Order-aware: rapidfuzz Indel normalized_similarity of the command-code sequences.
 
-    rapidfuzz's value as is: 1 - indel distance / (len A + len B), so 1.0 for two empty sequences.
+    rapidfuzz's value as is: 1 - indel distance / (len A + len B), so 1.0 for two empty sequences. `workers` as
+    rapidfuzz takes it (-1: a thread a core); the values do not depend on it.
     """
     lists = [s.tolist() for s in seqs]
     return process.cdist(
-        lists, lists, scorer=Indel.normalized_similarity, dtype=np.float64, workers=-1
+        lists, lists, scorer=Indel.normalized_similarity, dtype=np.float64, workers=workers
     ).astype(np.float64)
 
 
-def fuzzy(seqs: Sequence[np.ndarray], vocabulary: Sequence[str]) -> np.ndarray:
+def fuzzy(seqs: Sequence[np.ndarray], vocabulary: Sequence[str], workers: int = -1) -> np.ndarray:
     """Mean over A's commands of the best fuzz.ratio/100 against B's, averaged with B's side; 0 if one is empty.
 
     `vocabulary[code]` is the command string of a global code. Every distinct command of the group is scored
     once against every other (cdist), then "best against B" is a max over B's columns and the mean over A's
-    commands (duplicates counted) is a product with A's count row.
+    commands (duplicates counted) is a product with A's count row. `workers` as for `order`.
     """
     counts, codes = _counts(seqs)
     m, v = counts.shape
@@ -96,7 +97,7 @@ def fuzzy(seqs: Sequence[np.ndarray], vocabulary: Sequence[str]) -> np.ndarray:
     present = [np.flatnonzero(row) for row in counts]
     best = np.zeros((m, v))
     if v <= FUZZY_SQUARE_LIMIT:
-        scores = process.cdist(texts, texts, scorer=fuzz.ratio, dtype=np.float64, workers=-1)
+        scores = process.cdist(texts, texts, scorer=fuzz.ratio, dtype=np.float64, workers=workers)
         for j, cols in enumerate(present):
             if len(cols):
                 best[j] = scores[:, cols].max(axis=1)
@@ -104,9 +105,9 @@ def fuzzy(seqs: Sequence[np.ndarray], vocabulary: Sequence[str]) -> np.ndarray:
         for j, cols in enumerate(present):
             if len(cols):
                 part = [texts[c] for c in cols.tolist()]
-                best[j] = process.cdist(texts, part, scorer=fuzz.ratio, dtype=np.float64, workers=-1).max(
-                    axis=1
-                )
+                best[j] = process.cdist(
+                    texts, part, scorer=fuzz.ratio, dtype=np.float64, workers=workers
+                ).max(axis=1)
     lengths = counts.sum(axis=1).astype(np.float64)
     one_side = np.divide(
         counts.astype(np.float64) @ best.T,
@@ -148,11 +149,12 @@ class GroupCommands(Protocol):
         ...
 
 
-KERNELS: dict[str, Callable[[Sequence[np.ndarray], GroupCommands], np.ndarray]] = {
-    "exact": lambda seqs, enc: exact(seqs),
-    "multiset": lambda seqs, enc: multiset(seqs),
-    "order": lambda seqs, enc: order(seqs),
-    "fuzzy": lambda seqs, enc: fuzzy(seqs, enc.vocabulary),
-    "transition": lambda seqs, enc: transition(seqs, enc.first_word),
+KERNELS: dict[str, Callable[[Sequence[np.ndarray], GroupCommands, int], np.ndarray]] = {
+    "exact": lambda seqs, enc, workers: exact(seqs),
+    "multiset": lambda seqs, enc, workers: multiset(seqs),
+    "order": lambda seqs, enc, workers: order(seqs, workers),
+    "fuzzy": lambda seqs, enc, workers: fuzzy(seqs, enc.vocabulary, workers),
+    "transition": lambda seqs, enc, workers: transition(seqs, enc.first_word),
 }
-"""The all-pairs matrix of every metric (rsr_core/vocabulary.py's SIMILARITY_METRICS) over one task's rewrites."""
+"""The all-pairs matrix of every metric (rsr_core/vocabulary.py's SIMILARITY_METRICS) over one task's rewrites;
+the third argument is the threads the rapidfuzz kernels may use (-1: a thread a core)."""

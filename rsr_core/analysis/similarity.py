@@ -101,12 +101,17 @@ def _objects(column: pd.Series) -> np.ndarray:
 
 
 def score_pairs(
-    rewrites: pd.DataFrame, commands: pa.Table | pd.DataFrame, metrics: tuple[str, ...] | list[str] = METRICS
+    rewrites: pd.DataFrame,
+    commands: pa.Table | pd.DataFrame,
+    metrics: tuple[str, ...] | list[str] = METRICS,
+    workers: int = -1,
 ) -> pd.DataFrame:
     """One row per unordered pair of passed rewrites of the same task, with one column per metric.
 
     `rewrites`: trajectory_id, task_id, runbook_id (optionally category); `commands`: trajectory_id, seq,
     command (an Arrow table or a pandas frame). Returns PAIR_COLUMNS + metrics; relation is "same" or "cross".
+    `workers`: the threads the fuzzy and order-aware matrices may use (-1: a thread a core; 1 where the cores
+    are taken otherwise); the scores do not depend on it.
     """
     for metric in metrics:
         if metric not in METRICS:
@@ -126,7 +131,7 @@ def score_pairs(
         right.append(j + start)
         seqs = enc.sequences(start, stop)
         for metric in metrics:
-            scores[metric].append(KERNELS[metric](seqs, enc)[i, j])
+            scores[metric].append(KERNELS[metric](seqs, enc, workers)[i, j])
     a = np.concatenate(left) if left else np.empty(0, dtype=np.int64)
     b = np.concatenate(right) if right else np.empty(0, dtype=np.int64)
     runbook = _objects(rewrites["runbook_id"])

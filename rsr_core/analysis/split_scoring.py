@@ -3,8 +3,9 @@
 A task's pair scores depend on its own rewrites alone (`pair_metrics.fuzzy` sums in the order of the command
 texts, so a task scores the same to the last bit whatever is scored beside it), and `similarity.score_pairs`
 gives its rows task by task in task order: the rows of the two halves, one after the other, are the rows of the
-whole batch. The fuzzy and order-aware kernels already spread each of their matrices over the cores; what a
-second process adds is the rest of the work, done per task in Python and numpy.
+whole batch. Each half is scored on one thread: the fuzzy and order-aware kernels would otherwise spread each
+matrix of a task (a few hundred commands) over every core from both processes at once, and the threads cost
+more than they gave (benchmarks/RESULTS.md, "Ingest profile at paper scale").
 """
 
 from __future__ import annotations
@@ -52,14 +53,14 @@ def score_batch(
     # than filtering them, which copies their texts.
     first, second = cut
     try:
-        future = pool.submit(score_pairs, second, commands, metrics)  # type: ignore[union-attr]
+        future = pool.submit(score_pairs, second, commands, metrics, 1)  # type: ignore[union-attr]
     except RuntimeError:  # the pool was shut down or broken before
         return score_pairs(rewrites, commands, metrics)
-    here = score_pairs(first, commands, metrics)
+    here = score_pairs(first, commands, metrics, 1)
     try:
         there = future.result()
     except Exception:  # noqa: BLE001 - a process that died or failed: its half is scored here instead
-        there = score_pairs(second, commands, metrics)
+        there = score_pairs(second, commands, metrics, 1)
     if there.empty or here.empty:  # (a half of single-rewrite tasks has no pairs; its empty frame adds none)
         return there if here.empty and not there.empty else here
     return pd.concat([here, there], ignore_index=True)

@@ -76,3 +76,15 @@ def test_transition_jaccard_of_first_word_pairs():
     assert m[0, 2] == 0.0 and m[1, 2] == 0.0
     single = [np.array([0]), np.array([1])]  # one command each: no transitions on either side
     assert pair_metrics.transition(single, FIRST_WORD)[0, 1] == 0.0
+
+
+@pytest.mark.parametrize("kernel", ["order", "fuzzy"])
+def test_the_threads_a_kernel_uses_change_no_score(kernel: str):
+    """One thread (a batch scored in two processes) or a thread a core: the same matrix, bit for bit."""
+    rng = np.random.default_rng(7)
+    seqs = [rng.integers(0, len(VOCAB), size=rng.integers(0, 12)) for _ in range(30)]
+    if kernel == "order":
+        one, every = pair_metrics.order(seqs, workers=1), pair_metrics.order(seqs, workers=-1)
+    else:
+        one, every = pair_metrics.fuzzy(seqs, VOCAB, workers=1), pair_metrics.fuzzy(seqs, VOCAB, workers=-1)
+    assert np.array_equal(one, every)
