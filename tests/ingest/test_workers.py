@@ -171,16 +171,22 @@ def test_a_signal_to_the_whole_group_ends_the_ingest_in_one_line(tmp_path, sig, 
     assert done.returncode == 0, done.stderr  # what was stored is whole and readable
 
 
+def _parallel_corpus(tmp_path: Path) -> Path:
+    """A directory of enough ATIF files (PARALLEL_MIN_UNITS + 8) to be parsed in parser processes."""
+    corpus = tmp_path / "many"
+    corpus.mkdir()
+    for i in range(PARALLEL_MIN_UNITS + 8):
+        (corpus / f"t{i}.json").write_text(json.dumps(atif(f"t{i}")))
+    return corpus
+
+
 def test_duckdb_writes_on_one_thread_while_the_parsers_run(tmp_path: Path) -> None:
     """Beside parser processes that take the cores, the store's engine runs one thread; after, what it had."""
     from rsr_core.ingest.runner import ingest_paths
     from rsr_core.store import Store
     from rsr_core.store.sql import scalar
 
-    corpus = tmp_path / "many"
-    corpus.mkdir()
-    for i in range(PARALLEL_MIN_UNITS + 8):
-        (corpus / f"t{i}.json").write_text(json.dumps(atif(f"t{i}")))
+    corpus = _parallel_corpus(tmp_path)
     store = Store(tmp_path / "threads.duckdb")
     seen: list[int] = []
 
@@ -213,10 +219,7 @@ def test_the_collector_is_paused_while_parsed_units_are_stored_and_on_again_afte
     from rsr_core.ingest.runner import ingest_paths
     from rsr_core.store import Store
 
-    corpus = tmp_path / "many"
-    corpus.mkdir()
-    for i in range(PARALLEL_MIN_UNITS + 8):
-        (corpus / f"t{i}.json").write_text(json.dumps(atif(f"t{i}")))
+    corpus = _parallel_corpus(tmp_path)
     store = Store(tmp_path / "gc.duckdb")
     seen: list[bool] = []
     try:
