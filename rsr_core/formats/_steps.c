@@ -9,6 +9,7 @@
  * whole list itself. tests/formats/test_native_steps.py holds the two side by side. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stdarg.h>
 #include <string.h>
 
 /* Set by configure(). */
@@ -23,7 +24,7 @@ static PyObject *s_step_id, *s_timestamp, *s_source, *s_model_name, *s_message, 
     *s_cmd, *s_duration, *s_timeout_sec, *s_prompt_tokens, *s_completion_tokens, *s_cost_usd,
     *s_cached_tokens, *s_results, *s_content, *s_tool_call_id, *s_atif, *s_agent, *s_user,
     *s_system, *s_analysis_head, *s_plan_head, *s_newline, *s_fields_set, *s_extra_attr, *s_private_attr,
-    *s_dict_attr, *s_mark_complete;
+    *s_dict_attr, *s_mark_complete, *s_source_call_id;
 static PyObject *float_one, *int_one;
 static const char *COMPLETE_TOOLS[] = {"mark_task_complete", "task_complete", "submit", NULL};
 
@@ -181,6 +182,25 @@ static int read_calls(PyObject *raw, PyObject *commands, int *complete) {
     return 1;
 }
 
+/* A new dict of `n` (interned name, value) pairs given in turn, the values borrowed (what Py_BuildValue's "{sO…}"
+ * makes, without making each name again from C text). NULL on error, a NULL value included. */
+static PyObject *dict_of(int n, ...) {
+    PyObject *d = PyDict_New();
+    va_list pairs;
+    va_start(pairs, n);
+    for (int i = 0; d != NULL && i < n; i++) {
+        PyObject *key = va_arg(pairs, PyObject *), *value = va_arg(pairs, PyObject *);
+        if (value == NULL) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_SystemError, "NULL object passed to dict_of");
+            Py_CLEAR(d);
+        } else if (PyDict_SetItem(d, key, value) < 0)
+            Py_CLEAR(d);
+    }
+    va_end(pairs);
+    return d;
+}
+
 /* `canonical_tool_calls(step_id, "agent", commands, complete)` as Python objects. New ref. */
 static PyObject *canonical_calls(PyObject *step_id, PyObject *commands, int complete) {
     Py_ssize_t n = PyList_GET_SIZE(commands);
@@ -196,8 +216,8 @@ static PyObject *canonical_calls(PyObject *step_id, PyObject *commands, int comp
             /* built above: keystrokes, duration, function_name */
             id = call_id(step_id, NULL, i + 1);
             name = Py_NewRef(PyDict_GetItem(cd, PyTuple_GET_ITEM(command_names, 2)));
-            args = Py_BuildValue("{sOsO}", "keystrokes", PyDict_GetItem(cd, PyTuple_GET_ITEM(command_names, 0)),
-                                 "duration", PyDict_GetItem(cd, PyTuple_GET_ITEM(command_names, 1)));
+            args = dict_of(2, s_keystrokes, PyDict_GetItem(cd, PyTuple_GET_ITEM(command_names, 0)), s_duration,
+                           PyDict_GetItem(cd, PyTuple_GET_ITEM(command_names, 1)));
             Py_DECREF(cd);
         } else if (complete) {
             id = call_id(step_id, "done", 0);
@@ -205,9 +225,8 @@ static PyObject *canonical_calls(PyObject *step_id, PyObject *commands, int comp
             args = PyDict_New();
         } else
             break;
-        PyObject *call = (id && args) ? Py_BuildValue("{sOsOsO}", "tool_call_id", id, "function_name", name,
-                                                      "arguments", args)
-                                      : NULL;
+        PyObject *call =
+            (id && args) ? dict_of(3, s_tool_call_id, id, s_function_name, name, s_arguments, args) : NULL;
         Py_XDECREF(id);
         Py_XDECREF(name);
         Py_XDECREF(args);
@@ -260,12 +279,18 @@ static PyObject *canonical_observation(PyObject *text, PyObject *calls) {
         PyObject *id = PyDict_Check(first) ? PyDict_GetItemWithError(first, s_tool_call_id) : NULL;
         if (id == NULL)
             return NULL; /* kept calls whose first has no id: Python's (a KeyError there) */
-        result = Py_BuildValue("{sOsO}", "source_call_id", id, "content", text);
+        result = dict_of(2, s_source_call_id, id, s_content, text);
     } else
-        result = Py_BuildValue("{sO}", "content", text);
-    if (result == NULL)
+        result = dict_of(1, s_content, text);
+    PyObject *list = result ? PyList_New(1) : NULL;
+    if (list == NULL) {
+        Py_XDECREF(result);
         return NULL;
-    return Py_BuildValue("{s[N]}", "results", result);
+    }
+    PyList_SET_ITEM(list, 0, result);
+    PyObject *out = dict_of(1, s_results, list);
+    Py_DECREF(list);
+    return out;
 }
 
 /* One step: a new Step model, BAIL (None in *out) or -1. */
@@ -551,7 +576,7 @@ PyMODINIT_FUNC PyInit__steps(void) {
         {&s_analysis_head, "Analysis:"}, {&s_plan_head, "\nPlan:"}, {&s_newline, "\n"},
         {&s_fields_set, "__pydantic_fields_set__"}, {&s_extra_attr, "__pydantic_extra__"},
         {&s_private_attr, "__pydantic_private__"}, {&s_dict_attr, "__dict__"},
-        {&s_mark_complete, "mark_task_complete"},
+        {&s_mark_complete, "mark_task_complete"}, {&s_source_call_id, "source_call_id"},
     };
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if ((*names[i].var = PyUnicode_InternFromString(names[i].text)) == NULL)
