@@ -10,6 +10,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 /* Set by configure(). */
@@ -115,6 +116,19 @@ static int in_names(PyObject *name, const char **names) {
 
 /* "call_<step>_<n>" */
 static PyObject *call_id(PyObject *step_id, const char *tail, Py_ssize_t n) {
+    if (PyLong_CheckExact(step_id)) { /* the usual step id: written here, as str() writes an int */
+        int overflow;
+        long long id = PyLong_AsLongLongAndOverflow(step_id, &overflow);
+        if (id == -1 && PyErr_Occurred())
+            return NULL;
+        if (!overflow) {
+            char text[96];
+            int len = tail != NULL ? snprintf(text, sizeof(text), "call_%lld_%s", id, tail)
+                                   : snprintf(text, sizeof(text), "call_%lld_%zd", id, n);
+            if (len > 0 && (size_t)len < sizeof(text))
+                return PyUnicode_FromStringAndSize(text, len);
+        }
+    }
     if (tail != NULL)
         return PyUnicode_FromFormat("call_%S_%s", step_id, tail);
     return PyUnicode_FromFormat("call_%S_%zd", step_id, n);
