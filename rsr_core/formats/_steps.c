@@ -17,6 +17,7 @@
 static PyObject *step_cls, *command_cls;     /* the models */
 static PyObject *step_names, *command_names; /* their field names, in order (tuples) */
 static PyObject *step_set, *command_set;     /* the same names as frozensets: each model's fields set copies one */
+static PyObject *step_blank, *command_blank; /* the same names as dicts of None: each model's __dict__ copies one */
 static PyObject *is_control;                 /* callable(str) -> bool: `is_control_message` */
 static Py_ssize_t max_steps;
 
@@ -54,9 +55,10 @@ static PyObject *make_model(PyObject *cls, PyObject *names, PyObject *values) {
     return obj;
 }
 
-/* values[i] set under names[i]: a new dict in the model's field order. Steals the values. */
-static PyObject *fields(PyObject *names, PyObject **values, Py_ssize_t n) {
-    PyObject *d = PyDict_New();
+/* values[i] set under names[i]: a new dict in the model's field order (a copy of `blank`, which holds the names
+ * in that order: no dict grows as its fields are set). Steals the values. */
+static PyObject *fields(PyObject *blank, PyObject *names, PyObject **values, Py_ssize_t n) {
+    PyObject *d = PyDict_Copy(blank);
     int bad = d == NULL;
     for (Py_ssize_t i = 0; i < n; i++) {
         if (!bad && (values[i] == NULL || PyDict_SetItem(d, PyTuple_GET_ITEM(names, i), values[i]) < 0))
@@ -184,7 +186,7 @@ static int read_calls(PyObject *raw, PyObject *commands, int *complete) {
             return BAIL; /* a number of a subclass */
         /* Command's fields: keystrokes, duration, function_name */
         PyObject *values[3] = {Py_NewRef(keys), seconds, Py_NewRef(name)};
-        PyObject *d = fields(command_names, values, 3);
+        PyObject *d = fields(command_blank, command_names, values, 3);
         PyObject *cmd = d ? make_model(command_cls, command_set, d) : NULL;
         Py_XDECREF(d);
         if (cmd == NULL || PyList_Append(commands, cmd) < 0) {
@@ -473,7 +475,7 @@ static int read_step(PyObject *raw, Py_ssize_t i, int *seen_user, PyObject **out
         Py_NewRef(cost),                            /* cost_usd */
         Py_NewRef(extra),                           /* extra */
     };
-    PyObject *d = fields(step_names, values, (Py_ssize_t)(sizeof(values) / sizeof(values[0])));
+    PyObject *d = fields(step_blank, step_names, values, (Py_ssize_t)(sizeof(values) / sizeof(values[0])));
     if (d == NULL)
         goto done;
     *out = make_model(step_cls, step_set, d);
@@ -549,16 +551,27 @@ static PyObject *configure(PyObject *self, PyObject *args) {
         return NULL;
     }
     PyObject *ss = PyFrozenSet_New(sn), *cs = ss ? PyFrozenSet_New(cn) : NULL;
-    if (cs == NULL) {
+    PyObject *sb = cs ? PyDict_New() : NULL, *cb = sb ? PyDict_New() : NULL;
+    for (Py_ssize_t k = 0; cb != NULL && k < PyTuple_GET_SIZE(sn); k++)
+        if (PyDict_SetItem(sb, PyTuple_GET_ITEM(sn, k), Py_None) < 0)
+            Py_CLEAR(cb);
+    for (Py_ssize_t k = 0; cb != NULL && k < PyTuple_GET_SIZE(cn); k++)
+        if (PyDict_SetItem(cb, PyTuple_GET_ITEM(cn, k), Py_None) < 0)
+            Py_CLEAR(cb);
+    if (cb == NULL) {
         Py_XDECREF(ss);
+        Py_XDECREF(cs);
+        Py_XDECREF(sb);
         return NULL;
     }
     Py_XSETREF(step_cls, Py_NewRef(sc));
     Py_XSETREF(step_names, Py_NewRef(sn));
     Py_XSETREF(step_set, ss);
+    Py_XSETREF(step_blank, sb);
     Py_XSETREF(command_cls, Py_NewRef(cc));
     Py_XSETREF(command_names, Py_NewRef(cn));
     Py_XSETREF(command_set, cs);
+    Py_XSETREF(command_blank, cb);
     Py_XSETREF(is_control, Py_NewRef(ctl));
     max_steps = most;
     Py_RETURN_NONE;
