@@ -182,9 +182,11 @@ def located_tables(
 ) -> tuple[dict[str, pa.Table], list[dict[str, int]]]:
     """`trajectory_tables` plus, per trajectory in order, its number of rows in each table.
 
-    Rows are gathered as tuples and transposed once (zip), then each column becomes one Arrow array. A trajectory
-    goes through the C build of `_python_rows`, `term_rows` and `stored_training` (`native_rows`) unless `native`
-    is False; what it does not take on (it says so) is built here.
+    With the C build (`native_rows`, unless `native` is False), a trajectory goes through its `_python_rows`,
+    `term_rows` and `stored_training`, and every row is written straight into Arrow buffers (`_rows.Columns`);
+    what it does not take on (it says so) is built here and appended to the same buffers. Without it, rows are
+    gathered as tuples and each column becomes one Arrow array (`rows_table`). A value the buffers do not take as
+    `pa.array` would builds the whole set again without the C build, so that Arrow converts or refuses it.
     """
     fast = native_rows() if native else None
     counts: list[dict[str, int]] = []
