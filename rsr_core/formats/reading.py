@@ -63,10 +63,8 @@ def _structure(data: bytes, start: int, end: int) -> int:
 def too_many_values(data: bytes, limit: int = MAX_JSON_VALUES) -> bool:
     """Does a JSON text hold more than `limit` values (objects, arrays and their items: its commas, braces
     and brackets outside strings)? Counting stops at the limit; no copy of the text is made."""
-    if len(data) <= limit:
-        return (
-            False  # each of them is a byte: a text of no more bytes holds no more of them (nearly every file)
-        )
+    if len(data) <= limit:  # each of them is a byte: no more bytes, no more of them (nearly every file)
+        return False
     if _structure(data, 0, len(data)) <= limit:
         return False  # strings included, and still few enough
     count = pos = 0

@@ -383,13 +383,15 @@ static PyObject *configure(PyObject *self, PyObject *args) {
     int table_ok = table.len == 256 && low >= 1 && high < 256 && low <= high;
     for (Py_ssize_t b = 0; table_ok && b < 256; b++) {
         unsigned char to = ((const unsigned char *)table.buf)[b];
-        table_ok = to == b || is_split(to);
+        table_ok = (to == b && b < 0x80) || is_split(to); /* a term is ASCII, as the rule decodes it */
     }
     if (table_ok)
         memcpy(term_table, table.buf, 256);
     PyBuffer_Release(&table);
     if (!table_ok) {
-        PyErr_SetString(PyExc_ValueError, "term table: each byte maps to itself or to whitespace; 1 <= min <= max < 256");
+        PyErr_SetString(PyExc_ValueError,
+                        "term table: each ASCII byte maps to itself or to whitespace, any other to whitespace; "
+                        "1 <= min <= max < 256");
         return NULL;
     }
     term_min = low;

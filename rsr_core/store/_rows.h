@@ -43,8 +43,6 @@ int is_name(PyObject *o, PyObject *name);
 int command_fields(PyObject *cmd, PyObject **name, PyObject **keys, PyObject **duration);
 /* The truth of a field (-1 on error). */
 int truth(PyObject *d, PyObject *obj, PyObject *name);
-/* Append `item` to `list`, stealing it (NULL: an error already set). */
-int append_new(PyObject *list, PyObject *item);
 /* ASCII whitespace, as bytes.split() splits on. */
 int is_split(unsigned char c);
 

@@ -138,14 +138,6 @@ int is_name(PyObject *o, PyObject *name) {
     return PyUnicode_Compare(o, name) == 0 ? 1 : (PyErr_Occurred() ? -1 : 0);
 }
 
-int append_new(PyObject *list, PyObject *item) { /* steals item */
-    if (item == NULL)
-        return -1;
-    int rc = PyList_Append(list, item);
-    Py_DECREF(item);
-    return rc;
-}
-
 int is_split(unsigned char c) { /* bytes.split(): ASCII whitespace */
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\x0b' || c == '\x0c';
 }

@@ -89,14 +89,9 @@ int term_rows(PyObject *tid, PyObject *texts, Columns *out, Py_ssize_t *count) {
         qsort(spans, (size_t)n_spans, sizeof(Span), span_order);
     *count = 0;
     for (Py_ssize_t k = 0; k < n_spans; k++) {
-        char word[256];
-        unsigned char high = 0;
+        char word[256]; /* ASCII: configure() takes no table that keeps another byte */
         for (Py_ssize_t j = 0; j < spans[k].len; j++)
-            high |= (unsigned char)(word[j] = (char)term_table[data[spans[k].at + j]]);
-        if (high & 0x80) { /* a table that keeps a byte past ASCII: the rule's decode fails, as in Python */
-            Py_XDECREF(PyUnicode_DecodeASCII(word, spans[k].len, NULL));
-            goto done;
-        }
+            word[j] = (char)term_table[data[spans[k].at + j]];
         if (col_utf8(out, 0, word, spans[k].len) < 0 || col_value(out, 1, tid) < 0)
             goto done;
         (*count)++;

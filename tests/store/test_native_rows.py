@@ -494,3 +494,19 @@ def test_search_terms_at_the_edges_of_the_rule(text: str):
     _native()
     agent = _turn(2, "agent", text, commands=[Command(keystrokes=text + "\n" + text.upper(), duration=1.0)])
     _same([_run(_turn(1, "user", text), agent)])
+
+
+def test_the_term_table_keeps_ascii_bytes_only():
+    """A search term is ASCII (the rule decodes it so): the C build refuses a table that would keep another
+    byte, and one that keeps a byte as anything but itself; the rule's own table is taken."""
+    from rsr_core.store.columns import TERM_MAX, TERM_MIN
+
+    fast = _native()
+    args = (STEP_FIELDS, str, str, "x")
+    keeps_high = bytes(c if c in b"ab" or c == 0xE9 else 0x20 for c in range(256))
+    moves = bytes(ord("b") if c == ord("a") else c if c in b"ab" else 0x20 for c in range(256))
+    for table in (keeps_high, moves):
+        with pytest.raises(ValueError, match="term table"):
+            fast.configure(*args, table, TERM_MIN, TERM_MAX)
+    native_rows.cache_clear()
+    assert native_rows() is not None  # configured again with the rule's table
